@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module.js';
+import { InstancesModule } from '../instances/instances.module.js';
+import { AdminAuthController } from './admin-auth.controller.js';
+import { AdminAuthService } from './admin-auth.service.js';
+import { ApiKeysController } from './api-keys.controller.js';
+import { LoginThrottleService } from './login-throttle.service.js';
+
+@Module({
+  imports: [AuthModule, InstancesModule],
+  controllers: [AdminAuthController, ApiKeysController],
+  providers: [AdminAuthService, LoginThrottleService],
+})
+export class AdminModule {}

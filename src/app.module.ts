@@ -1,0 +1,46 @@
+import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { BullModule } from '@nestjs/bullmq';
+import { LoggerModule } from 'nestjs-pino';
+import { AdminModule } from './admin/admin.module.js';
+import { AuthModule } from './auth/auth.module.js';
+import { AllExceptionsFilter } from './common/all-exceptions.filter.js';
+import { loggerOptions } from './common/logger.options.js';
+import { createValidationPipe } from './common/validation.js';
+import { AppConfig } from './config/app-config.js';
+import { ConfigModule } from './config/config.module.js';
+import { CryptoModule } from './crypto/crypto.module.js';
+import { DatabaseModule } from './database/database.module.js';
+import { HealthModule } from './health/health.module.js';
+import { InstancesModule } from './instances/instances.module.js';
+import { PlatformModule } from './platform/platform.module.js';
+import { RedisModule } from './redis/redis.module.js';
+
+@Module({})
+export class AppModule {
+  /** The whole service for one configuration; APP_ROLE decides which parts run. */
+  static forRoot(config: AppConfig): DynamicModule {
+    const imports: ModuleMetadata['imports'] = [
+      ConfigModule.forRoot(config),
+      LoggerModule.forRoot(loggerOptions(config)),
+      DatabaseModule,
+      RedisModule,
+      BullModule.forRoot({
+        connection: { url: config.REDIS_URL },
+        prefix: config.REDIS_PREFIX,
+      }),
+      CryptoModule,
+      PlatformModule,
+      HealthModule,
+    ];
+    if (config.runsHttpApi) imports.push(AuthModule, InstancesModule, AdminModule);
+    return {
+      module: AppModule,
+      imports,
+      providers: [
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+        { provide: APP_PIPE, useFactory: createValidationPipe },
+      ],
+    };
+  }
+}

@@ -1,0 +1,44 @@
+import { Logger as NestLogger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Logger } from 'nestjs-pino';
+import { AppModule } from './app.module.js';
+import { REQUEST_ID_HEADER, requestIdFor } from './common/request-id.js';
+import type { AppConfig } from './config/app-config.js';
+
+/** Largest JSON body: webhook deliveries run up to 3 MB. */
+export const BODY_LIMIT_BYTES = 5 * 1024 * 1024;
+
+/** Builds the application exactly as main.ts runs it (tests use the same). */
+export async function createApp(config: AppConfig): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({
+    bodyLimit: BODY_LIMIT_BYTES,
+    genReqId: requestIdFor,
+    requestIdHeader: false,
+    trustProxy: config.TRUST_PROXY,
+    return503OnClosing: true,
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
+    bufferLogs: true,
+  });
+  app.useLogger(app.get(Logger));
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.addHook('onRequest', async (request, reply) => {
+    void reply.header(REQUEST_ID_HEADER, request.id);
+  });
+  const requestLog = new NestLogger('Http');
+  fastify.addHook('onResponse', async (request, reply) => {
+    const line = {
+      reqId: request.id,
+      method: request.method,
+      url: request.url,
+      statusCode: reply.statusCode,
+      ms: Math.round(reply.elapsedTime),
+    };
+    if (reply.statusCode >= 500) requestLog.error(line, 'request failed');
+    else requestLog.log(line, 'request');
+  });
+  await app.init();
+  await fastify.ready();
+  return app;
+}

@@ -1,0 +1,71 @@
+import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { AuthGuard as PassportAuthGuard } from '@nestjs/passport';
+import type { FastifyRequest } from 'fastify';
+import { AppException } from '../common/app.exception.js';
+import { AUTH_KIND_KEY, type AuthKind } from '../common/public.decorator.js';
+import { ApiKeysService } from './api-keys.service.js';
+import { ClientInstanceResolver } from './client-instance.resolver.js';
+
+/** Passport's JWT guard, answering with the contract's 401. */
+@Injectable()
+export class JwtAuthGuard extends PassportAuthGuard('jwt') {
+  override handleRequest<TUser>(error: unknown, user: TUser | false): TUser {
+    if (error instanceof AppException) throw error;
+    if (error || !user) {
+      throw new AppException('unauthorized', 'Missing, invalid or expired admin token');
+    }
+    return user;
+  }
+}
+
+function bearerToken(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string') return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1] : null;
+}
+
+function requestedInstanceId(request: FastifyRequest): unknown {
+  const query = request.query as Record<string, unknown> | undefined;
+  const body = request.body as Record<string, unknown> | undefined | null;
+  const fromBody = body && typeof body === 'object' ? body.instance_id : undefined;
+  return fromBody ?? query?.instance_id;
+}
+
+/**
+ * The one global guard. Every route declares who may call it (@Public,
+ * @AdminAuth, @ApiKeyAuth); a route that declares nothing is refused.
+ */
+@Injectable()
+export class AuthGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly jwtGuard: JwtAuthGuard,
+    private readonly apiKeys: ApiKeysService,
+    private readonly resolver: ClientInstanceResolver,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const kind = this.reflector.getAllAndOverride<AuthKind | undefined>(AUTH_KIND_KEY, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    if (kind === 'public') return true;
+    if (kind === 'admin') return (await this.jwtGuard.canActivate(context)) as boolean;
+    if (kind === 'api_key') {
+      const request = context.switchToHttp().getRequest<FastifyRequest>();
+      await this.authenticateClient(request);
+      return true;
+    }
+    throw new AppException('unauthorized', 'This route accepts no credentials');
+  }
+
+  private async authenticateClient(request: FastifyRequest): Promise<void> {
+    const token = bearerToken(request);
+    if (!token) throw new AppException('unauthorized', 'Missing API key (Authorization: Bearer <key>)');
+    const principal = await this.apiKeys.authenticate(token);
+    const instance = await this.resolver.resolve(principal, requestedInstanceId(request));
+    request.client = { apiKeyId: principal.apiKeyId, instance };
+  }
+}

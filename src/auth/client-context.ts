@@ -1,0 +1,25 @@
+import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import type { Instance } from '../instances/entities/instance.entity.js';
+
+/** Who called an API-key route, and the (active) instance the request acts on. */
+export interface ClientContext {
+  /** null for the global API_KEY. */
+  apiKeyId: string | null;
+  instance: Instance;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    client?: ClientContext;
+  }
+}
+
+/** The instance an API-key request acts on, as resolved by the global guard. */
+export const ClientInstance = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): Instance => {
+    const client = context.switchToHttp().getRequest<FastifyRequest>().client;
+    if (!client) throw new Error('ClientInstance used on a route without @ApiKeyAuth()');
+    return client.instance;
+  },
+);

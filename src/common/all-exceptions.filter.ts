@@ -1,0 +1,125 @@
+import {
+  Catch,
+  HttpException,
+  HttpStatus,
+  Logger,
+  type ArgumentsHost,
+  type ExceptionFilter,
+} from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppException } from './app.exception.js';
+import type { ErrorCode } from './error-codes.js';
+
+/** Codes for errors raised by the framework (routing, body parsing) rather than by our services. */
+const CODE_BY_STATUS: Partial<Record<number, ErrorCode>> = {
+  400: 'validation_failed',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+  503: 'unavailable',
+};
+
+const INVALID_JSON_CODES = new Set(['FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_EMPTY_JSON_BODY']);
+
+interface FrameworkError {
+  statusCode: number;
+  code?: string;
+  message: string;
+}
+
+function isFrameworkError(value: unknown): value is FrameworkError {
+  if (!(value instanceof Error)) return false;
+  const status = (value as Partial<FrameworkError>).statusCode;
+  return typeof status === 'number' && status >= 400 && status < 500;
+}
+
+function fromStatus(status: number, message: string, code?: string): AppException {
+  if (status === 400 && (code && INVALID_JSON_CODES.has(code))) {
+    return new AppException('invalid_json', 'The request body is not valid JSON');
+  }
+  if (status === 413) {
+    return new AppException('payload_too_large', message);
+  }
+  const mapped = CODE_BY_STATUS[status];
+  if (mapped) return new AppException(mapped, message);
+  return new AppException('internal_error', 'Internal server error');
+}
+
+/** The contract's HTTP reason phrase for a status, e.g. 404 → "Not Found". */
+function reasonPhrase(status: number): string {
+  const name = HttpStatus[status] as string | undefined;
+  if (!name) return 'Error';
+  return name
+    .toLowerCase()
+    .split('_')
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join(' ');
+}
+
+/**
+ * The one place that writes error bodies: every error, ours or the
+ * framework's, leaves as the contract's JSON body and never with a stack.
+ */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('HttpError');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const reply = http.getResponse<FastifyReply>();
+    const request = http.getRequest<FastifyRequest>();
+    const error = this.toAppException(exception);
+
+    if (error.status >= 500) {
+      const cause = exception instanceof Error ? exception : new Error(String(exception));
+      this.logger.error(
+        {
+          reqId: request.id,
+          code: error.code,
+          err: { type: cause.name, message: cause.message, stack: cause.stack },
+        },
+        `${request.method} ${request.url} failed: ${error.code}`,
+      );
+    }
+
+    const body: Record<string, unknown> = {
+      statusCode: error.status,
+      error: reasonPhrase(error.status),
+      code: error.code,
+      message: error.message,
+    };
+    if (error.details && error.details.length > 0) body.details = error.details;
+    void reply
+      .status(error.status)
+      .headers(error.headers ?? {})
+      .type('application/json; charset=utf-8')
+      .send(body);
+  }
+
+  private toAppException(exception: unknown): AppException {
+    if (exception instanceof AppException) return exception;
+    if (exception instanceof HttpException) {
+      // Fastify's own errors (body parsing, limits) arrive wrapped, the original as the cause.
+      if (isFrameworkError(exception.cause)) {
+        const cause = exception.cause;
+        return fromStatus(cause.statusCode, cause.message, cause.code);
+      }
+      const response = exception.getResponse();
+      const message =
+        typeof response === 'string'
+          ? response
+          : typeof (response as { message?: unknown }).message === 'string'
+            ? (response as { message: string }).message
+            : exception.message;
+      return fromStatus(exception.getStatus(), message);
+    }
+    if (isFrameworkError(exception)) {
+      return fromStatus(exception.statusCode, exception.message, exception.code);
+    }
+    return new AppException('internal_error', 'Internal server error');
+  }
+}

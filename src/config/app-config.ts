@@ -1,0 +1,241 @@
+import { Transform, Type } from 'class-transformer';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  MinLength,
+  Validate,
+  ValidatorConstraint,
+  type ValidationArguments,
+  type ValidatorConstraintInterface,
+} from 'class-validator';
+
+export const APP_ROLES = ['all', 'api', 'worker'] as const;
+export type AppRole = (typeof APP_ROLES)[number];
+
+export const NODE_ENVS = ['development', 'production', 'test'] as const;
+export type NodeEnv = (typeof NODE_ENVS)[number];
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Decodes a 256-bit key given as 64 hex characters or as base64; null when it is neither. */
+export function decodeEncryptionKey(value: string): Buffer | null {
+  if (/^[0-9a-fA-F]{64}$/.test(value)) return Buffer.from(value, 'hex');
+  if (/^[A-Za-z0-9+/_-]{42,44}={0,2}$/.test(value)) {
+    const key = Buffer.from(value, 'base64');
+    if (key.length === 32) return key;
+  }
+  return null;
+}
+
+@ValidatorConstraint({ name: 'encryptionKey' })
+class EncryptionKeyConstraint implements ValidatorConstraintInterface {
+  validate(value: unknown): boolean {
+    const keys = Array.isArray(value) ? value : [value];
+    return keys.every((key) => typeof key === 'string' && decodeEncryptionKey(key) !== null);
+  }
+  defaultMessage(args: ValidationArguments): string {
+    return `${args.property} must be 32 bytes as 64 hex characters or base64`;
+  }
+}
+
+@ValidatorConstraint({ name: 'url' })
+class UrlConstraint implements ValidatorConstraintInterface {
+  validate(value: unknown, args: ValidationArguments): boolean {
+    if (typeof value !== 'string') return false;
+    const protocols = args.constraints as string[];
+    try {
+      return protocols.includes(new URL(value).protocol.replace(/:$/, ''));
+    } catch {
+      return false;
+    }
+  }
+  defaultMessage(args: ValidationArguments): string {
+    const protocols = args.constraints as string[];
+    return `${args.property} must be a URL starting with ${protocols.map((p) => `${p}://`).join(' or ')}`;
+  }
+}
+
+const toBoolean = ({ value }: { value: unknown }): unknown => {
+  if (typeof value !== 'string') return value;
+  const normalised = value.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(normalised)) return true;
+  if (['false', '0', 'no', 'off'].includes(normalised)) return false;
+  return value;
+};
+
+const toList = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string'
+    ? value
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item.length > 0)
+    : value;
+
+/**
+ * Every setting of the service, validated once at boot (see loadConfig) and
+ * injected typed. Property names are the environment variables' names.
+ */
+export class AppConfig {
+  @IsIn(NODE_ENVS, { message: `NODE_ENV must be one of ${NODE_ENVS.join(', ')}` })
+  NODE_ENV: NodeEnv = 'development';
+
+  @IsIn(APP_ROLES, { message: `APP_ROLE must be one of ${APP_ROLES.join(', ')}` })
+  APP_ROLE: AppRole = 'all';
+
+  @Type(() => Number)
+  @IsInt({ message: 'PORT must be an integer from 0 to 65535' })
+  @Min(0, { message: 'PORT must be an integer from 0 to 65535' })
+  @Max(65535, { message: 'PORT must be an integer from 0 to 65535' })
+  PORT = 3000;
+
+  @IsString()
+  @MinLength(1, { message: 'HOST must not be empty' })
+  HOST = '0.0.0.0';
+
+  /** Behind a proxy or ingress: take the client address from X-Forwarded-For (login limits). */
+  @Transform(toBoolean)
+  @IsBoolean({ message: 'TRUST_PROXY must be true or false' })
+  TRUST_PROXY = false;
+
+  @Validate(UrlConstraint, ['postgres', 'postgresql'])
+  DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+  @Transform(toBoolean)
+  @IsBoolean({ message: 'DB_MIGRATIONS_RUN must be true or false' })
+  DB_MIGRATIONS_RUN = true;
+
+  @Validate(UrlConstraint, ['redis', 'rediss'])
+  REDIS_URL = 'redis://127.0.0.1:6379';
+
+  /** Namespace of every Redis key (queues, counters), so several deployments can share one Redis. */
+  @Matches(/^[A-Za-z0-9_.-]{1,32}$/, {
+    message: 'REDIS_PREFIX must be 1 to 32 letters, digits, dots, dashes or underscores',
+  })
+  REDIS_PREFIX = 'mc';
+
+  @Validate(UrlConstraint, ['http', 'https'])
+  PLATFORM_API_URL = 'https://graph.facebook.com';
+
+  @Matches(/^v\d+\.\d+$/, { message: 'PLATFORM_API_VERSION must look like v25.0' })
+  PLATFORM_API_VERSION = 'v25.0';
+
+  @IsString()
+  @MinLength(8, { message: 'PLATFORM_VERIFY_TOKEN must be at least 8 characters' })
+  PLATFORM_VERIFY_TOKEN: string;
+
+  /** Several secrets separated by commas are all accepted, so the secret can be rotated. */
+  @Transform(toList)
+  @IsString({ each: true, message: 'PLATFORM_APP_SECRET must be one or more secrets' })
+  @MinLength(8, {
+    each: true,
+    message: 'PLATFORM_APP_SECRET must be one or more comma-separated secrets of 8+ characters',
+  })
+  PLATFORM_APP_SECRET: string[];
+
+  @Type(() => Number)
+  @IsInt({ message: 'PLATFORM_TIMEOUT_MS must be an integer from 100 to 120000' })
+  @Min(100, { message: 'PLATFORM_TIMEOUT_MS must be an integer from 100 to 120000' })
+  @Max(120000, { message: 'PLATFORM_TIMEOUT_MS must be an integer from 100 to 120000' })
+  PLATFORM_TIMEOUT_MS = 10000;
+
+  @IsOptional()
+  @Validate(UrlConstraint, ['http', 'https'])
+  AGENT_MODULE_URL?: string;
+
+  @IsOptional()
+  @IsString()
+  AGENT_MODULE_TOKEN?: string;
+
+  @Type(() => Number)
+  @IsInt({ message: 'AGENT_TIMEOUT_MS must be an integer from 100 to 600000' })
+  @Min(100, { message: 'AGENT_TIMEOUT_MS must be an integer from 100 to 600000' })
+  @Max(600000, { message: 'AGENT_TIMEOUT_MS must be an integer from 100 to 600000' })
+  AGENT_TIMEOUT_MS = 30000;
+
+  @Type(() => Number)
+  @IsNumber({}, { message: 'MESSAGE_BUFFER_DELAY must be a number of seconds from 0 to 3600' })
+  @Min(0, { message: 'MESSAGE_BUFFER_DELAY must be a number of seconds from 0 to 3600' })
+  @Max(3600, { message: 'MESSAGE_BUFFER_DELAY must be a number of seconds from 0 to 3600' })
+  MESSAGE_BUFFER_DELAY = 8;
+
+  @Type(() => Number)
+  @IsNumber({}, { message: 'MESSAGE_BUFFER_MAX_WAIT must be a number of seconds from 0 to 86400' })
+  @Min(0, { message: 'MESSAGE_BUFFER_MAX_WAIT must be a number of seconds from 0 to 86400' })
+  @Max(86400, { message: 'MESSAGE_BUFFER_MAX_WAIT must be a number of seconds from 0 to 86400' })
+  MESSAGE_BUFFER_MAX_WAIT = 60;
+
+  @IsString()
+  @MinLength(1, { message: 'ADMIN_USERNAME must not be empty' })
+  ADMIN_USERNAME = 'admin';
+
+  @IsString()
+  @MinLength(8, { message: 'ADMIN_PASSWORD must be at least 8 characters' })
+  ADMIN_PASSWORD: string;
+
+  @IsString()
+  @MinLength(32, { message: 'JWT_SECRET must be at least 32 characters' })
+  JWT_SECRET: string;
+
+  @Type(() => Number)
+  @IsInt({ message: 'JWT_EXPIRES_IN must be an integer number of seconds from 60 to 2592000' })
+  @Min(60, { message: 'JWT_EXPIRES_IN must be an integer number of seconds from 60 to 2592000' })
+  @Max(2592000, {
+    message: 'JWT_EXPIRES_IN must be an integer number of seconds from 60 to 2592000',
+  })
+  JWT_EXPIRES_IN = 3600;
+
+  @Validate(EncryptionKeyConstraint)
+  ENCRYPTION_KEY: string;
+
+  /** Keys that only decrypt, for values written before a key rotation. */
+  @Transform(toList)
+  @Validate(EncryptionKeyConstraint)
+  ENCRYPTION_PREVIOUS_KEYS: string[] = [];
+
+  @IsOptional()
+  @IsString()
+  @MinLength(16, { message: 'API_KEY must be at least 16 characters when set' })
+  API_KEY?: string;
+
+  @Transform(toBoolean)
+  @IsBoolean({ message: 'SERVICE_WINDOW_ENFORCE must be true or false' })
+  SERVICE_WINDOW_ENFORCE = true;
+
+  @Type(() => Number)
+  @IsInt({ message: 'READINESS_NOT_READY_STATUS must be an HTTP status from 200 to 599' })
+  @Min(200, { message: 'READINESS_NOT_READY_STATUS must be an HTTP status from 200 to 599' })
+  @Max(599, { message: 'READINESS_NOT_READY_STATUS must be an HTTP status from 200 to 599' })
+  READINESS_NOT_READY_STATUS = 503;
+
+  @Transform(toBoolean)
+  @IsBoolean({ message: 'AGENT_TYPING_INDICATOR must be true or false' })
+  AGENT_TYPING_INDICATOR = true;
+
+  @Type(() => Number)
+  @IsNumber({}, { message: 'PLATFORM_SEND_RATE must be a number of messages per second above 0' })
+  @Min(0.001, { message: 'PLATFORM_SEND_RATE must be a number of messages per second above 0' })
+  PLATFORM_SEND_RATE = 80;
+
+  @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
+  LOG_LEVEL: LogLevel = 'info';
+
+  get isProduction(): boolean {
+    return this.NODE_ENV === 'production';
+  }
+
+  get runsHttpApi(): boolean {
+    return this.APP_ROLE !== 'worker';
+  }
+
+  get runsWorkers(): boolean {
+    return this.APP_ROLE !== 'api';
+  }
+}

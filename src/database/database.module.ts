@@ -1,0 +1,66 @@
+import { Injectable, Logger, Module, type OnModuleInit } from '@nestjs/common';
+import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../config/app-config.js';
+import { ApiKey } from '../auth/entities/api-key.entity.js';
+import { Instance } from '../instances/entities/instance.entity.js';
+import { InitialSchema1763740800000 } from './migrations/1763740800000-initial-schema.js';
+
+export const ENTITIES = [Instance, ApiKey];
+export const MIGRATIONS = [InitialSchema1763740800000];
+
+/** Any constant: every process that migrates takes the same PostgreSQL advisory lock. */
+const MIGRATION_LOCK_ID = 7_250_113_001;
+
+export function typeOrmOptions(config: AppConfig): TypeOrmModuleOptions {
+  return {
+    type: 'postgres',
+    url: config.DATABASE_URL,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsRun: false,
+    synchronize: false,
+    logging: false,
+    retryAttempts: 3,
+    retryDelay: 1000,
+    extra: { max: 20, connectionTimeoutMillis: 5000 },
+  };
+}
+
+/**
+ * Applies pending migrations at boot (DB_MIGRATIONS_RUN) under an advisory
+ * lock, so several processes starting together migrate once.
+ */
+@Injectable()
+export class MigrationRunner implements OnModuleInit {
+  private readonly logger = new Logger('Migrations');
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly config: AppConfig,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    if (!this.config.DB_MIGRATIONS_RUN) return;
+    const lock = this.dataSource.createQueryRunner();
+    await lock.connect();
+    try {
+      await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+      const applied = await this.dataSource.runMigrations({ transaction: 'all' });
+      if (applied.length > 0) {
+        this.logger.log(`applied ${applied.map((m) => m.name).join(', ')}`);
+      }
+    } finally {
+      await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
+      await lock.release();
+    }
+  }
+}
+
+@Module({
+  imports: [
+    TypeOrmModule.forRootAsync({ inject: [AppConfig], useFactory: typeOrmOptions }),
+  ],
+  providers: [MigrationRunner],
+})
+export class DatabaseModule {}

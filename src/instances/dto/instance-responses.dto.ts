@@ -1,0 +1,111 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { TOKEN_TYPES, type Instance, type InstanceStatus, type TokenType } from '../entities/instance.entity.js';
+
+const STATUSES: InstanceStatus[] = ['connected', 'disconnected'];
+
+/** POST /admin/instances answer. */
+export class CreatedInstanceDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty() name: string;
+  @ApiProperty() phone_number_id: string;
+  @ApiProperty() channel_account_id: string;
+  @ApiProperty() is_active: boolean;
+  @ApiProperty({ enum: STATUSES }) status: InstanceStatus;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+
+  static from(instance: Instance): CreatedInstanceDto {
+    return {
+      id: instance.id,
+      name: instance.name,
+      phone_number_id: instance.phone_number_id,
+      channel_account_id: instance.channel_account_id,
+      is_active: instance.is_active,
+      status: instance.status,
+      created_at: instance.created_at.toISOString(),
+    };
+  }
+}
+
+/** One element of GET /admin/instances. */
+export class InstanceListItemDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty() name: string;
+  @ApiProperty() phone_number_id: string;
+  @ApiProperty() channel_account_id: string;
+  @ApiProperty({ nullable: true, type: String }) display_phone_number: string | null;
+  @ApiProperty({ nullable: true, type: String }) verified_name: string | null;
+  @ApiProperty({ nullable: true, type: String, example: 'GREEN' }) quality_rating: string | null;
+  @ApiProperty({ nullable: true, type: String, example: 'TIER_1K' })
+  messaging_limit_tier: string | null;
+  @ApiProperty() is_active: boolean;
+  @ApiProperty({ enum: STATUSES }) status: InstanceStatus;
+  @ApiProperty({ enum: TOKEN_TYPES }) token_type: TokenType;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
+
+  static from(instance: Instance): InstanceListItemDto {
+    return {
+      id: instance.id,
+      name: instance.name,
+      phone_number_id: instance.phone_number_id,
+      channel_account_id: instance.channel_account_id,
+      display_phone_number: instance.display_phone_number,
+      verified_name: instance.verified_name,
+      quality_rating: instance.quality_rating,
+      messaging_limit_tier: instance.messaging_limit_tier,
+      is_active: instance.is_active,
+      status: instance.status,
+      token_type: instance.token_type,
+      created_at: instance.created_at.toISOString(),
+      updated_at: instance.updated_at.toISOString(),
+    };
+  }
+}
+
+/** GET /admin/instances/{id}: the list fields plus the detail-only ones. */
+export class InstanceDetailDto extends InstanceListItemDto {
+  @ApiProperty({ nullable: true, type: String }) business_id: string | null;
+  @ApiProperty({ nullable: true, type: String }) platform_app_id: string | null;
+  @ApiProperty({ description: 'Token the platform echoes when verifying the webhook' })
+  webhook_verify_token: string;
+
+  static override from(instance: Instance): InstanceDetailDto {
+    return {
+      ...InstanceListItemDto.from(instance),
+      business_id: instance.business_id,
+      platform_app_id: instance.platform_app_id,
+      webhook_verify_token: instance.webhook_verify_token,
+    };
+  }
+}
+
+export class UpdatedInstanceDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
+}
+
+export class SuccessMessageDto {
+  @ApiProperty() success: boolean;
+  @ApiProperty() message: string;
+}
+
+export class InstanceStateDto {
+  @ApiProperty() success: boolean;
+  @ApiProperty({ enum: STATUSES }) status: InstanceStatus;
+}
+
+export class InstanceStatusItemDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty() name: string;
+  @ApiProperty() is_active: boolean;
+  @ApiProperty({ enum: STATUSES }) status: InstanceStatus;
+  @ApiProperty({ nullable: true, type: String }) quality_rating: string | null;
+}
+
+export class InstancesStatusDto {
+  @ApiProperty() total: number;
+  @ApiProperty() active: number;
+  @ApiProperty() inactive: number;
+  @ApiProperty({ type: [InstanceStatusItemDto] }) instances: InstanceStatusItemDto[];
+}

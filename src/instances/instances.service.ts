@@ -1,0 +1,145 @@
+import { randomBytes } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { QueryFailedError, Repository } from 'typeorm';
+import { AppException } from '../common/app.exception.js';
+import { CryptoService } from '../crypto/crypto.service.js';
+import { PlatformClient } from '../platform/platform-client.service.js';
+import type { PhoneNumberDetails } from '../platform/platform.types.js';
+import type { CreateInstanceDto } from './dto/create-instance.dto.js';
+import type { UpdateInstanceDto } from './dto/update-instance.dto.js';
+import { Instance } from './entities/instance.entity.js';
+
+const UNIQUE_VIOLATION = '23505';
+
+function isUniqueViolation(error: unknown): boolean {
+  return (
+    error instanceof QueryFailedError &&
+    (error.driverError as { code?: string } | undefined)?.code === UNIQUE_VIOLATION
+  );
+}
+
+function numberValues(details: PhoneNumberDetails): Partial<Instance> {
+  return {
+    display_phone_number: details.display_phone_number ?? null,
+    verified_name: details.verified_name ?? null,
+    quality_rating: details.quality_rating ?? null,
+    messaging_limit_tier: details.messaging_limit_tier ?? null,
+  };
+}
+
+@Injectable()
+export class InstancesService {
+  private readonly logger = new Logger(InstancesService.name);
+
+  constructor(
+    @InjectRepository(Instance) private readonly instances: Repository<Instance>,
+    private readonly crypto: CryptoService,
+    private readonly platform: PlatformClient,
+  ) {}
+
+  /** Checks the token with the platform (422/502 when it fails), then stores the instance. */
+  async create(dto: CreateInstanceDto): Promise<Instance> {
+    await this.assertNumberFree(dto.phone_number_id);
+    const details = await this.platform.getPhoneNumber(dto.phone_number_id, dto.access_token);
+    const instance = this.instances.create({
+      name: dto.name,
+      phone_number_id: dto.phone_number_id,
+      channel_account_id: dto.channel_account_id,
+      business_id: dto.business_id ?? null,
+      platform_app_id: dto.platform_app_id ?? null,
+      token_type: dto.token_type,
+      access_token_encrypted: this.crypto.encrypt(dto.access_token),
+      webhook_verify_token: randomBytes(24).toString('hex'),
+      is_active: true,
+      status: 'connected',
+      ...numberValues(details),
+    });
+    try {
+      const saved = await this.instances.save(instance);
+      this.logger.log({ instanceId: saved.id }, 'instance created');
+      return saved;
+    } catch (error) {
+      // Two creates for one number at once: the unique key decides.
+      if (isUniqueViolation(error)) throw this.numberTaken(dto.phone_number_id);
+      throw error;
+    }
+  }
+
+  list(): Promise<Instance[]> {
+    return this.instances.find({ order: { created_at: 'ASC' } });
+  }
+
+  findById(id: string): Promise<Instance | null> {
+    return this.instances.findOneBy({ id });
+  }
+
+  async get(id: string): Promise<Instance> {
+    const instance = await this.findById(id);
+    if (!instance) throw new AppException('instance_not_found', `Instance ${id} not found`);
+    return instance;
+  }
+
+  async update(id: string, dto: UpdateInstanceDto): Promise<Instance> {
+    const instance = await this.get(id);
+    const changes: Partial<Instance> = {};
+    if (dto.name !== undefined) changes.name = dto.name;
+    if (dto.token_type !== undefined) changes.token_type = dto.token_type;
+    if (dto.channel_account_id !== undefined) changes.channel_account_id = dto.channel_account_id;
+    if (dto.business_id !== undefined) changes.business_id = dto.business_id;
+    if (dto.platform_app_id !== undefined) changes.platform_app_id = dto.platform_app_id;
+    if (dto.access_token !== undefined) {
+      const details = await this.platform.getPhoneNumber(instance.phone_number_id, dto.access_token);
+      Object.assign(changes, numberValues(details), {
+        access_token_encrypted: this.crypto.encrypt(dto.access_token),
+      });
+    }
+    if (Object.keys(changes).length === 0) {
+      throw AppException.validation([{ field: 'body', message: 'names no field to change' }]);
+    }
+    Object.assign(instance, changes);
+    return this.instances.save(instance);
+  }
+
+  async remove(id: string): Promise<void> {
+    // API keys (and later stored messages) go with it through ON DELETE CASCADE.
+    const result = await this.instances.delete({ id });
+    if (!result.affected) throw new AppException('instance_not_found', `Instance ${id} not found`);
+    this.logger.log({ instanceId: id }, 'instance deleted');
+  }
+
+  /** Re-checks the token and refreshes the number's values; on refusal the instance stays as it was. */
+  async activate(id: string): Promise<Instance> {
+    const instance = await this.get(id);
+    const details = await this.platform.getPhoneNumber(
+      instance.phone_number_id,
+      this.accessToken(instance),
+    );
+    Object.assign(instance, numberValues(details), { is_active: true, status: 'connected' });
+    return this.instances.save(instance);
+  }
+
+  async deactivate(id: string): Promise<Instance> {
+    const instance = await this.get(id);
+    Object.assign(instance, { is_active: false, status: 'disconnected' });
+    return this.instances.save(instance);
+  }
+
+  /** The decrypted platform token; keep it in memory only for the call that needs it. */
+  accessToken(instance: Instance): string {
+    return this.crypto.decrypt(instance.access_token_encrypted);
+  }
+
+  private async assertNumberFree(phoneNumberId: string): Promise<void> {
+    if (await this.instances.existsBy({ phone_number_id: phoneNumberId })) {
+      throw this.numberTaken(phoneNumberId);
+    }
+  }
+
+  private numberTaken(phoneNumberId: string): AppException {
+    return new AppException(
+      'instance_exists',
+      `An instance for phone_number_id ${phoneNumberId} already exists`,
+    );
+  }
+}

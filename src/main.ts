@@ -1,0 +1,50 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { createApp } from './app.setup.js';
+import { ConfigValidationError, loadConfigFromProcess } from './config/load-config.js';
+
+/** How long in-flight work may take to finish after SIGTERM before the process gives up. */
+const SHUTDOWN_GRACE_MS = 25_000;
+
+async function bootstrap(): Promise<void> {
+  let loaded;
+  try {
+    loaded = loadConfigFromProcess();
+  } catch (error) {
+    if (error instanceof ConfigValidationError) {
+      for (const line of error.problems) process.stderr.write(`${line}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const { config, warnings } = loaded;
+  const app = await createApp(config);
+  const logger = new Logger('Bootstrap');
+  for (const warning of warnings) logger.warn(`INSECURE CONFIGURATION: ${warning}`);
+
+  let closing = false;
+  const shutdown = (signal: string): void => {
+    if (closing) return;
+    closing = true;
+    logger.log(`${signal} received: finishing in-flight work`);
+    setTimeout(() => {
+      logger.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS).unref();
+    // Stops taking connections, waits for in-flight requests, then closes workers, queues and the database.
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error(`shutdown failed: ${String(error)}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+
+  await app.listen({ port: config.PORT, host: config.HOST });
+  logger.log(`${config.APP_ROLE} listening on ${config.HOST}:${config.PORT}`);
+}
+
+void bootstrap();

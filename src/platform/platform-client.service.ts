@@ -1,0 +1,253 @@
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import axios, { AxiosError, type AxiosInstance, type AxiosResponse } from 'axios';
+import { AppConfig } from '../config/app-config.js';
+import {
+  NOT_SENT_NETWORK_CODES,
+  PlatformError,
+  RETRYABLE_HTTP_STATUSES,
+  RETRYABLE_NETWORK_CODES,
+  RETRYABLE_PLATFORM_CODES,
+  THROTTLING_PLATFORM_CODES,
+  type PlatformErrorBody,
+  type PlatformFailure,
+} from './platform.errors.js';
+import type {
+  PhoneNumberDetails,
+  PhoneNumberRecord,
+  RegisterRequest,
+  RequestCodeRequest,
+} from './platform.types.js';
+
+export const PLATFORM_MAX_ATTEMPTS = 3;
+
+/** Tunables of the retry policy; tests shorten the delays. */
+export interface RetryPolicy {
+  maxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxAttempts: PLATFORM_MAX_ATTEMPTS,
+  baseDelayMs: 250,
+  maxDelayMs: 4000,
+};
+
+interface PlatformCall {
+  method: 'GET' | 'POST' | 'DELETE';
+  /** Path after the version, e.g. `/123/messages`. */
+  path: string;
+  token: string;
+  params?: Record<string, string>;
+  data?: unknown;
+  /**
+   * Whether repeating the call is harmless. A send is not: one that reached
+   * the platform and timed out is never repeated, as it could arrive twice.
+   */
+  idempotent: boolean;
+}
+
+/** Exponential backoff with jitter: attempt 1 waits about base, then 2×, 4×… up to the cap. */
+export function backoffDelay(attempt: number, policy: RetryPolicy, random = Math.random): number {
+  const exponential = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+  return Math.round(exponential / 2 + random() * (exponential / 2));
+}
+
+function segment(id: string): string {
+  return encodeURIComponent(id);
+}
+
+function retryAfterSeconds(response: AxiosResponse): number | undefined {
+  const header: unknown = response.headers['retry-after'];
+  const seconds = typeof header === 'string' ? Number.parseInt(header, 10) : NaN;
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds : undefined;
+}
+
+/** What one attempt came to: either a result or a failure and whether to try again. */
+type Attempt<T> = { ok: true; value: T } | { ok: false; failure: PlatformFailure; retry: boolean };
+
+/**
+ * The only code that knows the platform's URLs and payloads. Every call is
+ * bounded by PLATFORM_TIMEOUT_MS per attempt and retried per the lists in
+ * platform.errors.ts; failures surface as PlatformError.
+ */
+@Injectable()
+export class PlatformClient implements OnModuleDestroy {
+  private readonly logger = new Logger(PlatformClient.name);
+  private readonly http: AxiosInstance;
+  private readonly httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 256 });
+  private readonly httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 256 });
+  retryPolicy: RetryPolicy = DEFAULT_RETRY_POLICY;
+
+  constructor(private readonly config: AppConfig) {
+    this.http = axios.create({
+      baseURL: `${config.PLATFORM_API_URL.replace(/\/+$/, '')}/${config.PLATFORM_API_VERSION}`,
+      timeout: config.PLATFORM_TIMEOUT_MS,
+      httpAgent: this.httpAgent,
+      httpsAgent: this.httpsAgent,
+      maxRedirects: 0,
+      validateStatus: () => true,
+      transitional: { clarifyTimeoutError: true },
+    });
+  }
+
+  onModuleDestroy(): void {
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
+  }
+
+  /** Reads a number's details; used to check an access token. */
+  getPhoneNumber(phoneNumberId: string, token: string): Promise<PhoneNumberDetails> {
+    return this.call<PhoneNumberDetails>({
+      method: 'GET',
+      path: `/${segment(phoneNumberId)}`,
+      token,
+      params: { fields: 'display_phone_number,verified_name,quality_rating,messaging_limit_tier' },
+      idempotent: true,
+    });
+  }
+
+  async listPhoneNumbers(channelAccountId: string, token: string): Promise<PhoneNumberRecord[]> {
+    const answer = await this.call<{ data?: PhoneNumberRecord[] }>({
+      method: 'GET',
+      path: `/${segment(channelAccountId)}/phone_numbers`,
+      token,
+      idempotent: true,
+    });
+    return answer.data ?? [];
+  }
+
+  async register(phoneNumberId: string, token: string, request: RegisterRequest): Promise<void> {
+    await this.call({
+      method: 'POST',
+      path: `/${segment(phoneNumberId)}/register`,
+      token,
+      data: { messaging_product: 'messenger', pin: request.pin },
+      idempotent: true,
+    });
+  }
+
+  async requestCode(
+    phoneNumberId: string,
+    token: string,
+    request: RequestCodeRequest,
+  ): Promise<void> {
+    // Not repeated on a timeout: the user would get a second code.
+    await this.call({
+      method: 'POST',
+      path: `/${segment(phoneNumberId)}/request_code`,
+      token,
+      data: { code_method: request.code_method, language: request.language },
+      idempotent: false,
+    });
+  }
+
+  async verifyCode(phoneNumberId: string, token: string, code: string): Promise<void> {
+    await this.call({
+      method: 'POST',
+      path: `/${segment(phoneNumberId)}/verify_code`,
+      token,
+      data: { code },
+      idempotent: true,
+    });
+  }
+
+  /** Any HTTP answer from the platform's base URL means it is reachable. */
+  async ping(signal: AbortSignal): Promise<void> {
+    await axios.get(this.config.PLATFORM_API_URL, {
+      signal,
+      timeout: 2000,
+      maxRedirects: 0,
+      validateStatus: () => true,
+      httpAgent: this.httpAgent,
+      httpsAgent: this.httpsAgent,
+    });
+  }
+
+  private async call<T>(call: PlatformCall): Promise<T> {
+    const policy = this.retryPolicy;
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await this.attempt<T>(call);
+      if (outcome.ok) return outcome.value;
+      const { failure } = outcome;
+      const last = !outcome.retry || attempt >= policy.maxAttempts;
+      this.logger.warn(
+        {
+          method: call.method,
+          path: call.path,
+          attempt,
+          status: failure.httpStatus,
+          platformCode: failure.platformCode,
+          fbtraceId: failure.fbtraceId,
+        },
+        `platform call failed${last ? '' : ', retrying'}`,
+      );
+      if (last) throw new PlatformError(failure);
+      const wait = Math.max(
+        backoffDelay(attempt, policy),
+        Math.min((failure.retryAfterSeconds ?? 0) * 1000, policy.maxDelayMs),
+      );
+      await sleep(wait);
+    }
+  }
+
+  private async attempt<T>(call: PlatformCall): Promise<Attempt<T>> {
+    let response: AxiosResponse;
+    try {
+      response = await this.http.request({
+        method: call.method,
+        url: call.path,
+        params: call.params,
+        data: call.data,
+        headers: { Authorization: `Bearer ${call.token}` },
+      });
+    } catch (error) {
+      return this.networkFailure(error, call);
+    }
+    if (response.status >= 200 && response.status < 300) {
+      return { ok: true, value: response.data as T };
+    }
+    return this.httpFailure(response);
+  }
+
+  private httpFailure(response: AxiosResponse): Attempt<never> {
+    const body = (response.data as { error?: PlatformErrorBody } | undefined)?.error;
+    const code = typeof body?.code === 'number' ? body.code : undefined;
+    const throttled =
+      response.status === 429 || (code !== undefined && THROTTLING_PLATFORM_CODES.has(code));
+    // The platform's own code says best whether a retry can help; a bare status decides otherwise.
+    const retry =
+      code !== undefined
+        ? RETRYABLE_PLATFORM_CODES.has(code)
+        : RETRYABLE_HTTP_STATUSES.has(response.status);
+    const kind = throttled ? 'rate_limited' : response.status >= 500 ? 'unavailable' : 'rejected';
+    return {
+      ok: false,
+      retry,
+      failure: {
+        kind,
+        httpStatus: response.status,
+        platformCode: code,
+        platformMessage: typeof body?.message === 'string' ? body.message : undefined,
+        fbtraceId: typeof body?.fbtrace_id === 'string' ? body.fbtrace_id : undefined,
+        retryAfterSeconds: throttled ? (retryAfterSeconds(response) ?? 60) : undefined,
+      },
+    };
+  }
+
+  private networkFailure(error: unknown, call: PlatformCall): Attempt<never> {
+    const code = error instanceof AxiosError ? error.code : undefined;
+    const timedOut = code === 'ETIMEDOUT' || code === 'ECONNABORTED';
+    const neverSent = code !== undefined && NOT_SENT_NETWORK_CODES.has(code);
+    const retryable = code !== undefined && RETRYABLE_NETWORK_CODES.has(code);
+    const mayHaveBeenSent = !call.idempotent && !neverSent;
+    return {
+      ok: false,
+      retry: retryable && (call.idempotent || neverSent),
+      failure: { kind: 'unavailable', mayHaveBeenSent: mayHaveBeenSent && timedOut },
+    };
+  }
+}

@@ -1,0 +1,48 @@
+import { Global, Inject, Logger, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Redis } from 'ioredis';
+import { AppConfig } from '../config/app-config.js';
+
+export const REDIS_CLIENT = Symbol('REDIS_CLIENT');
+
+/**
+ * The service's own Redis connection (counters, rate limits). It fails fast
+ * instead of queueing commands while Redis is away: callers answer 503 or
+ * report the dependency unhealthy rather than hang.
+ */
+export function createRedisClient(config: AppConfig): Redis {
+  const client = new Redis(config.REDIS_URL, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2000,
+    retryStrategy: (times) => Math.min(times * 200, 2000),
+  });
+  // Reconnection is automatic; without a listener ioredis would log each failure as unhandled.
+  client.on('error', () => undefined);
+  return client;
+}
+
+@Global()
+@Module({
+  providers: [{ provide: REDIS_CLIENT, inject: [AppConfig], useFactory: createRedisClient }],
+  exports: [REDIS_CLIENT],
+})
+export class RedisModule implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('Redis');
+
+  constructor(@Inject(REDIS_CLIENT) private readonly redis: Redis) {}
+
+  async onModuleInit(): Promise<void> {
+    // Boot even when Redis is down (health then reports it); reconnection continues in the background.
+    try {
+      await this.redis.connect();
+    } catch {
+      this.logger.warn('Redis is not reachable at boot; retrying in the background');
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.redis.status === 'ready') await this.redis.quit();
+    else this.redis.disconnect();
+  }
+}

@@ -1,0 +1,165 @@
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  headers: IncomingMessage['headers'];
+  body: unknown;
+}
+
+export interface FakeAnswer {
+  status?: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Wait this long before answering. */
+  delayMs?: number;
+  /** Never answer (the client must time out). */
+  hang?: boolean;
+}
+
+type Handler = (request: RecordedRequest) => FakeAnswer;
+
+interface Route {
+  method: string;
+  path: RegExp;
+  answers: Handler[];
+  /** The last handler repeats once the others are used up. */
+  sticky: boolean;
+}
+
+export const VALID_TOKEN = 'EAAG-valid-platform-token-0123456789';
+
+export const NUMBER_DETAILS = {
+  display_phone_number: '+55 11 99999-0000',
+  verified_name: 'Acme Store',
+  quality_rating: 'GREEN',
+  messaging_limit_tier: 'TIER_1K',
+};
+
+export function platformError(code: number, message = 'error', status = 400): FakeAnswer {
+  return {
+    status,
+    body: { error: { message, type: 'OAuthException', code, fbtrace_id: `trace-${code}` } },
+  };
+}
+
+/**
+ * A real HTTP server standing in for the platform: it records every call and
+ * answers like the platform (token check, number details, phone numbers),
+ * unless a test scripts other answers with `on()`.
+ */
+export class FakePlatform {
+  readonly requests: RecordedRequest[] = [];
+  private readonly routes: Route[] = [];
+  private readonly hanging = new Set<ServerResponse>();
+  private server: Server;
+  url: string;
+
+  static async start(): Promise<FakePlatform> {
+    const platform = new FakePlatform();
+    platform.server = createServer((req, res) => void platform.handle(req, res));
+    platform.server.listen(0, '127.0.0.1');
+    await once(platform.server, 'listening');
+    platform.url = `http://127.0.0.1:${(platform.server.address() as AddressInfo).port}`;
+    return platform;
+  }
+
+  /** Scripts answers for matching calls: each answer is used once, the last one repeats. */
+  on(method: string, path: RegExp, ...answers: Array<FakeAnswer | Handler>): void {
+    this.routes.unshift({
+      method,
+      path,
+      answers: answers.map((answer) => (typeof answer === 'function' ? answer : () => answer)),
+      sticky: true,
+    });
+  }
+
+  reset(): void {
+    this.routes.length = 0;
+    this.requests.length = 0;
+    this.releaseHanging();
+  }
+
+  callsTo(path: RegExp): RecordedRequest[] {
+    return this.requests.filter((request) => path.test(request.path));
+  }
+
+  async stop(): Promise<void> {
+    this.releaseHanging();
+    this.server.closeAllConnections();
+    this.server.close();
+    await once(this.server, 'close');
+  }
+
+  private releaseHanging(): void {
+    for (const res of this.hanging) res.destroy();
+    this.hanging.clear();
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks).toString('utf8');
+    const url = new URL(req.url ?? '/', 'http://platform');
+    let body: unknown = raw;
+    try {
+      body = raw ? JSON.parse(raw) : undefined;
+    } catch {
+      // not JSON: keep the text
+    }
+    const request: RecordedRequest = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers: req.headers,
+      body,
+    };
+    this.requests.push(request);
+    const answer = this.answer(request);
+    if (answer.hang) {
+      this.hanging.add(res);
+      return;
+    }
+    if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
+    res.writeHead(answer.status ?? 200, {
+      'content-type': 'application/json',
+      ...(answer.headers ?? {}),
+    });
+    res.end(JSON.stringify(answer.body ?? {}));
+  }
+
+  private answer(request: RecordedRequest): FakeAnswer {
+    const route = this.routes.find(
+      (candidate) => candidate.method === request.method && candidate.path.test(request.path),
+    );
+    if (route) {
+      const handler = route.answers.length > 1 ? route.answers.shift()! : route.answers[0];
+      return handler(request);
+    }
+    return this.defaultAnswer(request);
+  }
+
+  /** What the real platform answers: a valid token gets data, any other gets code 190. */
+  private defaultAnswer(request: RecordedRequest): FakeAnswer {
+    if (request.path === '/' || request.path === '') return { status: 400, body: {} };
+    if (request.headers.authorization !== `Bearer ${VALID_TOKEN}`) {
+      return platformError(190, 'Invalid OAuth access token', 401);
+    }
+    const [, , id, action] = request.path.split('/');
+    if (request.method === 'GET' && !action) return { body: { id, ...NUMBER_DETAILS } };
+    if (request.method === 'GET' && action === 'phone_numbers') {
+      return {
+        body: {
+          data: [{ id: '106540352242922', code_verification_status: 'VERIFIED', ...NUMBER_DETAILS }],
+        },
+      };
+    }
+    if (request.method === 'POST' && ['register', 'request_code', 'verify_code'].includes(action)) {
+      return { body: { success: true } };
+    }
+    return platformError(100, 'Unsupported request', 400);
+  }
+}
