@@ -1,8 +1,12 @@
 import { Global, Inject, Logger, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { AppConfig } from '../config/app-config.js';
 
 export const REDIS_CLIENT = Symbol('REDIS_CLIENT');
+
+/** How long boot waits for Redis before going on without it. */
+const BOOT_CONNECT_WAIT_MS = 3000;
 
 /**
  * The service's own Redis connection (counters, rate limits). It fails fast
@@ -15,6 +19,8 @@ export function createRedisClient(config: AppConfig): Redis {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: 2000,
+    // A Redis that accepts connections but never answers must not hang callers.
+    commandTimeout: 1500,
     retryStrategy: (times) => Math.min(times * 200, 2000),
   });
   // Reconnection is automatic; without a listener ioredis would log each failure as unhandled.
@@ -35,7 +41,10 @@ export class RedisModule implements OnModuleInit, OnApplicationShutdown {
   async onModuleInit(): Promise<void> {
     // Boot even when Redis is down (health then reports it); reconnection continues in the background.
     try {
-      await this.redis.connect();
+      await Promise.race([
+        this.redis.connect(),
+        sleep(BOOT_CONNECT_WAIT_MS).then(() => Promise.reject(new Error('timeout'))),
+      ]);
     } catch {
       this.logger.warn('Redis is not reachable at boot; retrying in the background');
     }

@@ -1,0 +1,180 @@
+import { once } from 'node:events';
+import { createServer, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { FakePlatform } from './support/fake-platform.js';
+import { TestDatabase, http, startTestApp, type TestApp } from './support/test-app.js';
+
+/** A port with nothing listening on it. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/** A TCP server that accepts connections and never answers: a hanging dependency. */
+async function blackHole(): Promise<{ port: number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+}
+
+async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = Date.now();
+  const value = await work();
+  return { value, ms: Date.now() - started };
+}
+
+describe('health probes', () => {
+  let db: TestDatabase;
+  let platform: FakePlatform;
+  let service: TestApp;
+
+  beforeAll(async () => {
+    db = await TestDatabase.create();
+    platform = await FakePlatform.start();
+    service = await startTestApp({ DATABASE_URL: db.url, PLATFORM_API_URL: platform.url });
+  });
+
+  afterEach(() => platform.reset());
+
+  afterAll(async () => {
+    await service.close();
+    await platform.stop();
+    await db.drop();
+  });
+
+  it('reports every dependency healthy with the service name and package version', async () => {
+    const { readFileSync } = await import('node:fs');
+    const version = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
+    const answer = await http(service.url, 'GET', '/health');
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({
+      service: 'messaging-connector',
+      version,
+      status: 'healthy',
+      dependencies: { database: 'healthy', cache: 'healthy', platform_api: 'healthy' },
+    });
+    expect(version).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it('answers liveness with no checks and readiness with each dependency', async () => {
+    expect(await http(service.url, 'GET', '/health/live')).toMatchObject({
+      status: 200,
+      body: { status: 'ok' },
+    });
+    expect(await http(service.url, 'GET', '/health/ready')).toMatchObject({
+      status: 200,
+      body: { status: 'ready', database: 'healthy', cache: 'healthy', platform_api: 'healthy' },
+    });
+  });
+
+  it('is degraded but stays ready when the platform hangs, answering within 3 s', async () => {
+    platform.on('GET', /^\/$/, { hang: true });
+    const health = await timed(() => http(service.url, 'GET', '/health'));
+    expect(health.ms).toBeLessThan(3000);
+    expect(health.value.status).toBe(200);
+    expect(health.value.body).toMatchObject({
+      status: 'degraded',
+      dependencies: { database: 'healthy', cache: 'healthy', platform_api: 'unhealthy' },
+    });
+    const ready = await timed(() => http(service.url, 'GET', '/health/ready'));
+    expect(ready.ms).toBeLessThan(3000);
+    expect(ready.value).toMatchObject({
+      status: 200,
+      body: { status: 'ready', platform_api: 'unhealthy' },
+    });
+  });
+
+  describe('with Redis unreachable', () => {
+    let noRedis: TestApp;
+
+    beforeAll(async () => {
+      noRedis = await startTestApp({
+        DATABASE_URL: db.url,
+        PLATFORM_API_URL: platform.url,
+        REDIS_URL: `redis://127.0.0.1:${await closedPort()}`,
+      });
+    });
+
+    afterAll(() => noRedis.close());
+
+    it('still answers: health degraded (200), readiness not_ready with 503', async () => {
+      const health = await http(noRedis.url, 'GET', '/health');
+      expect(health.status).toBe(200);
+      expect(health.body).toMatchObject({
+        status: 'degraded',
+        dependencies: { database: 'healthy', cache: 'unhealthy', platform_api: 'healthy' },
+      });
+      const ready = await http(noRedis.url, 'GET', '/health/ready');
+      expect(ready.status).toBe(503);
+      expect(ready.body).toEqual({
+        status: 'not_ready',
+        database: 'healthy',
+        cache: 'unhealthy',
+        platform_api: 'healthy',
+      });
+      expect((await http(noRedis.url, 'GET', '/health/live')).status).toBe(200);
+    });
+
+    it('answers login with 503 unavailable rather than dropping the brute-force limit', async () => {
+      const answer = await http(noRedis.url, 'POST', '/admin/auth/login', {
+        body: { username: 'admin', password: 'whatever-password' },
+      });
+      expect(answer.status).toBe(503);
+      expect(answer.body).toMatchObject({ code: 'unavailable' });
+    });
+  });
+
+  it('answers the spec literal 200 not_ready when READINESS_NOT_READY_STATUS=200', async () => {
+    const literal = await startTestApp({
+      DATABASE_URL: db.url,
+      PLATFORM_API_URL: platform.url,
+      REDIS_URL: `redis://127.0.0.1:${await closedPort()}`,
+      READINESS_NOT_READY_STATUS: '200',
+    });
+    try {
+      expect(await http(literal.url, 'GET', '/health/ready')).toMatchObject({
+        status: 200,
+        body: { status: 'not_ready', cache: 'unhealthy' },
+      });
+    } finally {
+      await literal.close();
+    }
+  });
+
+  it('bounds the cache check when Redis accepts connections but never answers', async () => {
+    const hole = await blackHole();
+    const hanging = await startTestApp({
+      DATABASE_URL: db.url,
+      PLATFORM_API_URL: platform.url,
+      REDIS_URL: `redis://127.0.0.1:${hole.port}`,
+    });
+    try {
+      const health = await timed(() => http(hanging.url, 'GET', '/health'));
+      expect(health.ms).toBeLessThan(3000);
+      expect(health.value.body).toMatchObject({ dependencies: { cache: 'unhealthy' } });
+      const ready = await timed(() => http(hanging.url, 'GET', '/health/ready'));
+      expect(ready.ms).toBeLessThan(3000);
+      expect(ready.value.status).toBe(503);
+    } finally {
+      await hanging.close();
+      await hole.close();
+    }
+  });
+});
