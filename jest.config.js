@@ -22,6 +22,7 @@ export default {
     'node_modules/(light-my-request)/.+\\.js$': ['@swc/jest', { module: { type: 'commonjs' } }],
   },
   transformIgnorePatterns: ['node_modules/(?!(light-my-request)/)'],
+  setupFiles: ['<rootDir>/test/support/jest.setup.ts'],
   testTimeout: 30000,
   maxWorkers: 2,
 };

@@ -9,6 +9,17 @@ import type { AppConfig } from './config/app-config.js';
 /** Largest JSON body: webhook deliveries run up to 3 MB. */
 export const BODY_LIMIT_BYTES = 5 * 1024 * 1024;
 
+const draining = new WeakSet<NestFastifyApplication>();
+
+/**
+ * Stops taking requests and waits for those in flight, then closes queues,
+ * Redis and the database (their onApplicationShutdown hooks).
+ */
+export async function shutdownApp(app: NestFastifyApplication): Promise<void> {
+  draining.add(app);
+  await app.close();
+}
+
 /** Builds the application exactly as main.ts runs it (tests use the same). */
 export async function createApp(config: AppConfig): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter({
@@ -25,6 +36,11 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onRequest', async (request, reply) => {
     void reply.header(REQUEST_ID_HEADER, request.id);
+  });
+  // While draining, answers close their connection: a keep-alive socket left idle
+  // after its last in-flight answer would otherwise hold shutdown until it times out.
+  fastify.addHook('onSend', async (_request, reply) => {
+    if (draining.has(app)) void reply.header('connection', 'close');
   });
   const requestLog = new NestLogger('Http');
   fastify.addHook('onResponse', async (request, reply) => {

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { createApp } from './app.setup.js';
+import { createApp, shutdownApp } from './app.setup.js';
 import { ConfigValidationError, loadConfigFromProcess } from './config/load-config.js';
 
 /** How long in-flight work may take to finish after SIGTERM before the process gives up. */
@@ -31,8 +31,7 @@ async function bootstrap(): Promise<void> {
       logger.error('shutdown took too long; exiting');
       process.exit(1);
     }, SHUTDOWN_GRACE_MS).unref();
-    // Stops taking connections, waits for in-flight requests, then closes workers, queues and the database.
-    app.close().then(
+    shutdownApp(app).then(
       () => process.exit(0),
       (error: unknown) => {
         logger.error(`shutdown failed: ${String(error)}`);

@@ -1,7 +1,7 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import axios, { AxiosError, type AxiosInstance, type AxiosResponse } from 'axios';
 import { AppConfig } from '../config/app-config.js';
 import {
@@ -75,7 +75,7 @@ type Attempt<T> = { ok: true; value: T } | { ok: false; failure: PlatformFailure
  * platform.errors.ts; failures surface as PlatformError.
  */
 @Injectable()
-export class PlatformClient implements OnModuleDestroy {
+export class PlatformClient implements OnApplicationShutdown {
   private readonly logger = new Logger(PlatformClient.name);
   private readonly http: AxiosInstance;
   private readonly httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 256 });
@@ -94,7 +94,8 @@ export class PlatformClient implements OnModuleDestroy {
     });
   }
 
-  onModuleDestroy(): void {
+  /** After the HTTP server has drained, so no in-flight call loses its socket. */
+  onApplicationShutdown(): void {
     this.httpAgent.destroy();
     this.httpsAgent.destroy();
   }
@@ -180,6 +181,7 @@ export class PlatformClient implements OnModuleDestroy {
           path: call.path,
           attempt,
           status: failure.httpStatus,
+          network: failure.networkCode,
           platformCode: failure.platformCode,
           fbtraceId: failure.fbtraceId,
         },
@@ -247,7 +249,11 @@ export class PlatformClient implements OnModuleDestroy {
     return {
       ok: false,
       retry: retryable && (call.idempotent || neverSent),
-      failure: { kind: 'unavailable', mayHaveBeenSent: mayHaveBeenSent && timedOut },
+      failure: {
+        kind: 'unavailable',
+        networkCode: code,
+        mayHaveBeenSent: mayHaveBeenSent && timedOut,
+      },
     };
   }
 }

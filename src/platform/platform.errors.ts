@@ -57,6 +57,8 @@ export interface PlatformFailure {
   fbtraceId?: string;
   /** Seconds to wait before trying again (rate limiting). */
   retryAfterSeconds?: number;
+  /** The network error when the platform did not answer (ECONNREFUSED, ETIMEDOUT…). */
+  networkCode?: string;
   /** A send timed out after reaching the platform: it may have been delivered. */
   mayHaveBeenSent?: boolean;
 }

@@ -1,0 +1,125 @@
+import { ConfigValidationError, loadConfig, type Environment } from './load-config.js';
+
+const PRODUCTION_SECRETS: Environment = {
+  NODE_ENV: 'production',
+  PLATFORM_VERIFY_TOKEN: 'verify-token-123',
+  PLATFORM_APP_SECRET: 'app-secret-1,app-secret-2',
+  ADMIN_PASSWORD: 'a-strong-password',
+  JWT_SECRET: 'j'.repeat(32),
+  ENCRYPTION_KEY: 'ab'.repeat(32),
+};
+
+function problemsOf(env: Environment): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigValidationError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+describe('loadConfig', () => {
+  it('applies the contract defaults', () => {
+    const { config } = loadConfig({});
+    expect(config).toMatchObject({
+      PORT: 3000,
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/postgres',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      PLATFORM_API_URL: 'https://graph.facebook.com',
+      PLATFORM_API_VERSION: 'v25.0',
+      PLATFORM_TIMEOUT_MS: 10000,
+      AGENT_TIMEOUT_MS: 30000,
+      MESSAGE_BUFFER_DELAY: 8,
+      MESSAGE_BUFFER_MAX_WAIT: 60,
+      ADMIN_USERNAME: 'admin',
+      JWT_EXPIRES_IN: 3600,
+      SERVICE_WINDOW_ENFORCE: true,
+      READINESS_NOT_READY_STATUS: 503,
+      AGENT_TYPING_INDICATOR: true,
+      PLATFORM_SEND_RATE: 80,
+      LOG_LEVEL: 'info',
+      APP_ROLE: 'all',
+      DB_MIGRATIONS_RUN: true,
+    });
+    expect(config.AGENT_MODULE_URL).toBeUndefined();
+    expect(config.API_KEY).toBeUndefined();
+  });
+
+  it('falls back for every secret in development, with one warning each', () => {
+    const { config, warnings } = loadConfig({ NODE_ENV: 'development' });
+    expect(warnings).toHaveLength(5);
+    for (const name of ['PLATFORM_VERIFY_TOKEN', 'PLATFORM_APP_SECRET', 'ADMIN_PASSWORD', 'JWT_SECRET', 'ENCRYPTION_KEY']) {
+      expect(warnings.some((warning) => warning.startsWith(`${name} is not set`))).toBe(true);
+    }
+    expect(config.JWT_SECRET.length).toBeGreaterThanOrEqual(32);
+  });
+
+  it('stops production with one line naming each missing secret', () => {
+    const problems = problemsOf({ NODE_ENV: 'production' });
+    expect(problems).toEqual([
+      'PLATFORM_VERIFY_TOKEN is required when NODE_ENV=production',
+      'PLATFORM_APP_SECRET is required when NODE_ENV=production',
+      'ADMIN_PASSWORD is required when NODE_ENV=production',
+      'JWT_SECRET is required when NODE_ENV=production',
+      'ENCRYPTION_KEY is required when NODE_ENV=production',
+    ]);
+  });
+
+  it('accepts a complete production configuration without warnings', () => {
+    const { config, warnings } = loadConfig(PRODUCTION_SECRETS);
+    expect(warnings).toEqual([]);
+    expect(config.PLATFORM_APP_SECRET).toEqual(['app-secret-1', 'app-secret-2']);
+    expect(config.isProduction).toBe(true);
+  });
+
+  it.each([
+    [{ ENCRYPTION_KEY: 'short' }, 'ENCRYPTION_KEY must be 32 bytes as 64 hex characters or base64'],
+    [{ ENCRYPTION_KEY: 'zz'.repeat(32) }, 'ENCRYPTION_KEY must be 32 bytes as 64 hex characters or base64'],
+    [{ JWT_SECRET: 'too-short' }, 'JWT_SECRET must be at least 32 characters'],
+    [{ ADMIN_PASSWORD: 'short' }, 'ADMIN_PASSWORD must be at least 8 characters'],
+    [{ PORT: 'http' }, 'PORT must be an integer from 0 to 65535'],
+    [{ PORT: '70000' }, 'PORT must be an integer from 0 to 65535'],
+    [{ APP_ROLE: 'both' }, 'APP_ROLE must be one of all, api, worker'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL must be a URL starting with postgres:// or postgresql://'],
+    [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL must be a URL starting with redis:// or rediss://'],
+    [{ PLATFORM_API_VERSION: '25' }, 'PLATFORM_API_VERSION must look like v25.0'],
+    [{ MESSAGE_BUFFER_DELAY: 'soon' }, 'MESSAGE_BUFFER_DELAY must be a number of seconds from 0 to 3600'],
+    [{ SERVICE_WINDOW_ENFORCE: 'maybe' }, 'SERVICE_WINDOW_ENFORCE must be true or false'],
+    [{ READINESS_NOT_READY_STATUS: '99' }, 'READINESS_NOT_READY_STATUS must be an HTTP status from 200 to 599'],
+    [{ API_KEY: 'short' }, 'API_KEY must be at least 16 characters when set'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent'],
+    [{ AGENT_MODULE_URL: 'ftp://agent' }, 'AGENT_MODULE_URL must be a URL starting with http:// or https://'],
+    [{ PLATFORM_SEND_RATE: '0' }, 'PLATFORM_SEND_RATE must be a number of messages per second above 0'],
+  ])('refuses %j with a clear line', (override, line) => {
+    expect(problemsOf({ ...PRODUCTION_SECRETS, ...override })).toEqual([line]);
+  });
+
+  it('reports every invalid variable at once, one line each', () => {
+    const problems = problemsOf({ ...PRODUCTION_SECRETS, PORT: 'x', JWT_SECRET: 'y', ENCRYPTION_KEY: 'z' });
+    expect(problems).toHaveLength(3);
+  });
+
+  it('accepts a base64 encryption key and decimal buffer delays', () => {
+    const { config } = loadConfig({
+      ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
+      MESSAGE_BUFFER_DELAY: '0.5',
+      MESSAGE_BUFFER_MAX_WAIT: '2.5',
+    });
+    expect(config.MESSAGE_BUFFER_DELAY).toBe(0.5);
+    expect(config.MESSAGE_BUFFER_MAX_WAIT).toBe(2.5);
+  });
+
+  it('refuses a max wait shorter than the buffer delay', () => {
+    expect(problemsOf({ MESSAGE_BUFFER_DELAY: '10', MESSAGE_BUFFER_MAX_WAIT: '5' })).toEqual([
+      'MESSAGE_BUFFER_MAX_WAIT must not be less than MESSAGE_BUFFER_DELAY',
+    ]);
+  });
+
+  it('treats empty values as unset', () => {
+    const { config } = loadConfig({ PORT: '', API_KEY: '  ' });
+    expect(config.PORT).toBe(3000);
+    expect(config.API_KEY).toBeUndefined();
+  });
+});

@@ -1,0 +1,162 @@
+import { FakePlatform, VALID_TOKEN, platformError } from '../../test/support/fake-platform.js';
+import { loadConfig } from '../config/load-config.js';
+import { PlatformClient, backoffDelay, DEFAULT_RETRY_POLICY } from './platform-client.service.js';
+import { PlatformError } from './platform.errors.js';
+
+describe('PlatformClient retry rules', () => {
+  let platform: FakePlatform;
+  let client: PlatformClient;
+
+  beforeAll(async () => {
+    platform = await FakePlatform.start();
+    const { config } = loadConfig({
+      NODE_ENV: 'test',
+      PLATFORM_API_URL: platform.url,
+      PLATFORM_TIMEOUT_MS: '300',
+    });
+    client = new PlatformClient(config);
+    client.retryPolicy = { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 };
+  });
+
+  afterEach(() => platform.reset());
+
+  afterAll(async () => {
+    client.onApplicationShutdown();
+    await platform.stop();
+  });
+
+  const read = () => client.getPhoneNumber('123', VALID_TOKEN);
+  const sendLike = () =>
+    client.requestCode('123', VALID_TOKEN, { code_method: 'SMS', language: 'en' });
+
+  async function failure(call: () => Promise<unknown>): Promise<PlatformError> {
+    try {
+      await call();
+    } catch (error) {
+      if (error instanceof PlatformError) return error;
+      throw error;
+    }
+    throw new Error('expected a PlatformError');
+  }
+
+  it('sends the bearer token to {base}/{version}/{path}', async () => {
+    await read();
+    expect(platform.requests[0]).toMatchObject({
+      method: 'GET',
+      path: '/v25.0/123',
+      headers: { authorization: `Bearer ${VALID_TOKEN}` },
+    });
+  });
+
+  it('retries a 5xx and succeeds invisibly', async () => {
+    platform.on('GET', /\/123$/, { status: 500, body: {} }, { body: { verified_name: 'ok' } });
+    await expect(read()).resolves.toMatchObject({ verified_name: 'ok' });
+    expect(platform.requests).toHaveLength(2);
+  });
+
+  it('gives up after 3 attempts with platform_unavailable', async () => {
+    platform.on('GET', /\/123$/, { status: 503, body: {} });
+    const error = await failure(read);
+    expect(error.code).toBe('platform_unavailable');
+    expect(error.status).toBe(502);
+    expect(platform.requests).toHaveLength(3);
+  });
+
+  it.each([1, 2, 4, 80007, 130429, 131000, 131016, 131057, 133004])(
+    'retries transient platform code %i',
+    async (code) => {
+      platform.on('GET', /\/123$/, platformError(code, 'transient', 400), { body: {} });
+      await expect(read()).resolves.toBeDefined();
+      expect(platform.requests).toHaveLength(2);
+    },
+  );
+
+  it('does not retry other 4xx and carries code, message and fbtrace_id', async () => {
+    platform.on('GET', /\/123$/, platformError(100, 'Invalid parameter', 400));
+    const error = await failure(read);
+    expect(platform.requests).toHaveLength(1);
+    expect(error.code).toBe('platform_rejected');
+    expect(error.status).toBe(422);
+    expect(error.failure).toMatchObject({
+      platformCode: 100,
+      platformMessage: 'Invalid parameter',
+      fbtraceId: 'trace-100',
+      httpStatus: 400,
+    });
+    expect(error.details).toEqual([{ code: 100, message: 'Invalid parameter', fbtrace_id: 'trace-100' }]);
+  });
+
+  it('explains an invalid or expired token (190) to the admin', async () => {
+    const error = await failure(() => client.getPhoneNumber('123', 'EAAG-expired'));
+    expect(platform.requests).toHaveLength(1);
+    expect(error.code).toBe('platform_rejected');
+    expect(error.message).toMatch(/access token.*update/i);
+    expect(error.message).not.toContain('EAAG-expired');
+  });
+
+  it('turns persistent throttling into platform_rate_limited with Retry-After', async () => {
+    platform.on('GET', /\/123$/, {
+      ...platformError(130429, 'Rate limit hit', 429),
+      headers: { 'retry-after': '2' },
+    });
+    const error = await failure(read);
+    expect(platform.requests).toHaveLength(3);
+    expect(error.code).toBe('platform_rate_limited');
+    expect(error.status).toBe(429);
+    expect(error.headers).toEqual({ 'retry-after': '2' });
+  });
+
+  it('does not retry 131056 (pair rate limit) and answers 429', async () => {
+    platform.on('POST', /request_code$/, platformError(131056, 'Pair rate limit', 400));
+    const error = await failure(sendLike);
+    expect(platform.requests).toHaveLength(1);
+    expect(error.code).toBe('platform_rate_limited');
+    expect(error.headers?.['retry-after']).toBeDefined();
+  });
+
+  it('retries an idempotent read that timed out', async () => {
+    platform.on('GET', /\/123$/, { hang: true }, { body: { verified_name: 'late' } });
+    await expect(read()).resolves.toMatchObject({ verified_name: 'late' });
+    expect(platform.requests).toHaveLength(2);
+  });
+
+  it('never repeats a non-idempotent call that reached the platform and timed out', async () => {
+    platform.on('POST', /request_code$/, { hang: true });
+    const started = Date.now();
+    const error = await failure(sendLike);
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(platform.requests).toHaveLength(1);
+    expect(error.code).toBe('platform_unavailable');
+    expect(error.failure.mayHaveBeenSent).toBe(true);
+    expect(error.message).toMatch(/may have been sent/);
+  });
+
+  it('retries even a non-idempotent call when the connection was refused', async () => {
+    const { config } = loadConfig({ NODE_ENV: 'test', PLATFORM_API_URL: 'http://127.0.0.1:1' });
+    const refused = new PlatformClient(config);
+    refused.retryPolicy = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 };
+    const attempts: number[] = [];
+    const original = refused['attempt'].bind(refused);
+    refused['attempt'] = (call: Parameters<typeof original>[0]) => {
+      attempts.push(Date.now());
+      return original(call);
+    };
+    const error = await failure(() =>
+      refused.requestCode('1', VALID_TOKEN, { code_method: 'SMS', language: 'en' }),
+    );
+    refused.onApplicationShutdown();
+    expect(attempts).toHaveLength(3);
+    expect(error.code).toBe('platform_unavailable');
+    expect(error.failure.mayHaveBeenSent).toBe(false);
+  });
+
+  it('backs off exponentially with jitter, capped', () => {
+    const policy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 100, maxDelayMs: 1000 };
+    expect(backoffDelay(1, policy, () => 0)).toBe(50);
+    expect(backoffDelay(1, policy, () => 1)).toBe(100);
+    expect(backoffDelay(2, policy, () => 1)).toBe(200);
+    expect(backoffDelay(3, policy, () => 1)).toBe(400);
+    expect(backoffDelay(10, policy, () => 1)).toBe(1000);
+    expect(backoffDelay(10, policy, () => 0)).toBe(500);
+  });
+});

@@ -1,0 +1,156 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
+import { FakePlatform, VALID_TOKEN } from './support/fake-platform.js';
+import { TestDatabase, http, testEnvironment } from './support/test-app.js';
+
+/** The built service (`npm test` builds first), run as a real process. */
+const MAIN = 'dist/main.js';
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+interface Running {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function run(env: Record<string, string | undefined>): Running {
+  let output = '';
+  const child = spawn(process.execPath, [MAIN], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  return { child, output: () => output, exited };
+}
+
+async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('the service process', () => {
+  let db: TestDatabase;
+  let platform: FakePlatform;
+
+  beforeAll(async () => {
+    db = await TestDatabase.create();
+    platform = await FakePlatform.start();
+  });
+
+  afterAll(async () => {
+    await platform.stop();
+    await db.drop();
+  });
+
+  it('refuses to start in production without its secrets, one line per variable', async () => {
+    const service = run({ NODE_ENV: 'production', ENCRYPTION_KEY: 'not-a-key' });
+    expect(await service.exited).toBe(1);
+    const lines = service.output().trim().split('\n');
+    expect(lines).toEqual([
+      'PLATFORM_VERIFY_TOKEN is required when NODE_ENV=production',
+      'PLATFORM_APP_SECRET is required when NODE_ENV=production',
+      'ADMIN_PASSWORD is required when NODE_ENV=production',
+      'JWT_SECRET is required when NODE_ENV=production',
+      'ENCRYPTION_KEY must be 32 bytes as 64 hex characters or base64',
+    ]);
+  });
+
+  it('finishes in-flight requests on SIGTERM, refuses new ones, exits 0, and logs no secret', async () => {
+    const port = await freePort();
+    const env = testEnvironment({
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'trace',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: db.url,
+      PLATFORM_API_URL: platform.url,
+      API_KEY: 'global-api-key-for-the-log-test',
+    });
+    const service = run(env);
+    await waitFor(() => service.output().includes('listening on'), 20_000);
+    const url = `http://127.0.0.1:${port}`;
+
+    const login = await http<{ token: string }>(url, 'POST', '/admin/auth/login', {
+      body: { username: 'admin', password: env.ADMIN_PASSWORD },
+    });
+    expect(login.status).toBe(200);
+    // Requests carrying every kind of secret, including ones that fail.
+    await http(url, 'POST', '/admin/auth/login', {
+      body: { username: 'admin', password: 'a-wrong-password-guess' },
+    });
+    await http(url, 'POST', '/admin/instances', {
+      token: login.body.token,
+      body: {
+        name: 'x',
+        phone_number_id: '1',
+        channel_account_id: '2',
+        access_token: 'EAAG-refused-token-value',
+        token_type: 'oauth',
+      },
+    });
+    await http(url, 'GET', '/instance/phone_numbers', { token: env.API_KEY });
+
+    // A slow platform check keeps this create in flight while SIGTERM arrives.
+    platform.on('GET', /^\/v25\.0\/555$/, (request) => ({
+      delayMs: 700,
+      body: { id: '555', verified_name: 'slow', seen: request.path },
+    }));
+    const inFlight = http(url, 'POST', '/admin/instances', {
+      token: login.body.token,
+      body: {
+        name: 'slow',
+        phone_number_id: '555',
+        channel_account_id: '2',
+        access_token: VALID_TOKEN,
+        token_type: 'system_user',
+      },
+    });
+    await waitFor(() => platform.callsTo(/\/555$/).length === 1, 5000);
+    service.child.kill('SIGTERM');
+    await waitFor(() => service.output().includes('SIGTERM received'), 5000);
+
+    // Once closing, a new request is refused: either no connection at all, or 503.
+    const late = await http(url, 'GET', '/health/live').then(
+      (answer) => answer.status,
+      () => 'refused',
+    );
+    expect([503, 'refused']).toContain(late);
+
+    const finished = await inFlight;
+    expect(finished.status).toBe(201);
+    expect(await service.exited).toBe(0);
+    expect(await db.query("SELECT 1 FROM instances WHERE phone_number_id = '555'")).toHaveLength(1);
+
+    const output = service.output();
+    expect(output).toContain('"reqId"');
+    for (const secret of [
+      VALID_TOKEN,
+      'EAAG-refused-token-value',
+      env.ADMIN_PASSWORD!,
+      'a-wrong-password-guess',
+      login.body.token,
+      env.JWT_SECRET!,
+      env.ENCRYPTION_KEY!,
+      env.API_KEY!,
+      env.PLATFORM_APP_SECRET!,
+      env.PLATFORM_VERIFY_TOKEN!,
+    ]) {
+      expect(output).not.toContain(secret);
+    }
+  });
+});
