@@ -50,10 +50,12 @@ describe('admin authentication', () => {
     const [header, payload] = answer.body.token
       .split('.')
       .slice(0, 2)
-      .map((part) => JSON.parse(Buffer.from(part, 'base64url').toString()));
+      .map(
+        (part) => JSON.parse(Buffer.from(part, 'base64url').toString()) as Record<string, never>,
+      );
     expect(header.alg).toBe('HS256');
     expect(payload.sub).toBe('admin');
-    expect(payload.exp - payload.iat).toBe(3600);
+    expect(Number(payload.exp) - Number(payload.iat)).toBe(3600);
 
     const list = await http(service.url, 'GET', '/admin/instances', { token: answer.body.token });
     expect(list.status).toBe(200);
@@ -103,7 +105,10 @@ describe('admin authentication', () => {
     const secret = service.config.JWT_SECRET;
     const now = Math.floor(Date.now() / 1000);
     const expired = signJwt({ sub: 'admin', iat: now - 7200, exp: now - 3600 }, secret);
-    const forged = signJwt({ sub: 'admin', iat: now, exp: now + 3600 }, 'another-secret-of-32-characters!!');
+    const forged = signJwt(
+      { sub: 'admin', iat: now, exp: now + 3600 },
+      'another-secret-of-32-characters!!',
+    );
     const none = `${base64url({ alg: 'none', typ: 'JWT' })}.${base64url({ sub: 'admin', exp: now + 3600 })}.`;
     const hs512 = signJwt({ sub: 'admin', iat: now, exp: now + 3600 }, secret, {
       alg: 'HS512',

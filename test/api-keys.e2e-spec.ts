@@ -27,16 +27,23 @@ describe('API keys and the API-key guard', () => {
     return answer.body.id;
   };
   const createKey = (body: Record<string, unknown>) =>
-    http<{ id: string; key: string; prefix: string; name: string; instance_id: string | null; created_at: string }>(
-      service.url,
-      'POST',
-      '/admin/api-keys',
-      { token, body },
-    );
+    http<{
+      id: string;
+      key: string;
+      prefix: string;
+      name: string;
+      instance_id: string | null;
+      created_at: string;
+    }>(service.url, 'POST', '/admin/api-keys', { token, body });
   const phoneNumbers = (key: string, instanceId?: string) =>
-    http(service.url, 'GET', `/instance/phone_numbers${instanceId ? `?instance_id=${instanceId}` : ''}`, {
-      token: key,
-    });
+    http(
+      service.url,
+      'GET',
+      `/instance/phone_numbers${instanceId ? `?instance_id=${instanceId}` : ''}`,
+      {
+        token: key,
+      },
+    );
 
   beforeAll(async () => {
     db = await TestDatabase.create();
@@ -67,7 +74,9 @@ describe('API keys and the API-key guard', () => {
     expect(created.body.key.startsWith(created.body.prefix)).toBe(true);
     expect(created.body.key.length).toBeGreaterThanOrEqual(40);
 
-    const list = await http<Array<Record<string, unknown>>>(service.url, 'GET', '/admin/api-keys', { token });
+    const list = await http<Array<Record<string, unknown>>>(service.url, 'GET', '/admin/api-keys', {
+      token,
+    });
     expect(list.status).toBe(200);
     const listed = list.body.find((k) => k.id === created.body.id)!;
     expect(Object.keys(listed).sort()).toEqual(
@@ -75,7 +84,9 @@ describe('API keys and the API-key guard', () => {
     );
     expect(list.text).not.toContain(created.body.key);
 
-    const rows = await db.query<Record<string, string>>('SELECT * FROM api_keys WHERE id = $1', [created.body.id]);
+    const rows = await db.query<Record<string, string>>('SELECT * FROM api_keys WHERE id = $1', [
+      created.body.id,
+    ]);
     expect(JSON.stringify(rows)).not.toContain(created.body.key);
     const { createHash } = await import('node:crypto');
     expect(rows[0].key_hash).toBe(createHash('sha256').update(created.body.key).digest('hex'));
@@ -89,7 +100,12 @@ describe('API keys and the API-key guard', () => {
     expect(platform.requests.at(-1)!.path).toBe('/v25.0/102290129340398/phone_numbers');
     expect((await phoneNumbers(created.body.key, instanceB)).status).toBe(200);
 
-    const list = await http<Array<{ id: string; last_used_at: string | null }>>(service.url, 'GET', '/admin/api-keys', { token });
+    const list = await http<Array<{ id: string; last_used_at: string | null }>>(
+      service.url,
+      'GET',
+      '/admin/api-keys',
+      { token },
+    );
     expect(list.body.find((k) => k.id === created.body.id)!.last_used_at).not.toBeNull();
   });
 
@@ -97,7 +113,10 @@ describe('API keys and the API-key guard', () => {
     const created = await createKey({ name: 'any' });
     const answer = await phoneNumbers(created.body.key);
     expect(answer.status).toBe(400);
-    expect(answer.body).toMatchObject({ code: 'validation_failed', details: [{ field: 'instance_id' }] });
+    expect(answer.body).toMatchObject({
+      code: 'validation_failed',
+      details: [{ field: 'instance_id' }],
+    });
     const malformed = await phoneNumbers(created.body.key, 'nope');
     expect(malformed.status).toBe(400);
   });
@@ -141,19 +160,25 @@ describe('API keys and the API-key guard', () => {
   it('stops a revoked key at once', async () => {
     const created = await createKey({ name: 'revoked' });
     expect((await phoneNumbers(created.body.key, instanceA)).status).toBe(200);
-    const removed = await http(service.url, 'DELETE', `/admin/api-keys/${created.body.id}`, { token });
+    const removed = await http(service.url, 'DELETE', `/admin/api-keys/${created.body.id}`, {
+      token,
+    });
     expect(removed.status).toBe(200);
     expect(removed.body).toMatchObject({ success: true });
     const after = await phoneNumbers(created.body.key, instanceA);
     expect(after.status).toBe(401);
     expect(after.body).toMatchObject({ code: 'unauthorized' });
-    const again = await http(service.url, 'DELETE', `/admin/api-keys/${created.body.id}`, { token });
+    const again = await http(service.url, 'DELETE', `/admin/api-keys/${created.body.id}`, {
+      token,
+    });
     expect(again.status).toBe(404);
     expect(again.body).toMatchObject({ code: 'api_key_not_found' });
   });
 
   it('refuses missing, unknown and admin credentials on client routes', async () => {
-    expect((await http(service.url, 'GET', `/instance/phone_numbers?instance_id=${instanceA}`)).status).toBe(401);
+    expect(
+      (await http(service.url, 'GET', `/instance/phone_numbers?instance_id=${instanceA}`)).status,
+    ).toBe(401);
     expect((await phoneNumbers('mck_unknown', instanceA)).status).toBe(401);
     const admin = await phoneNumbers(token, instanceA);
     expect(admin.status).toBe(401);
@@ -196,7 +221,10 @@ describe('API keys and the API-key guard', () => {
       body: { instance_id: instanceA, code: '654321' },
     });
     expect(verify.status).toBe(200);
-    expect(platform.requests.at(-1)).toMatchObject({ path: '/v25.0/200000000000/verify_code', body: { code: '654321' } });
+    expect(platform.requests.at(-1)).toMatchObject({
+      path: '/v25.0/200000000000/verify_code',
+      body: { code: '654321' },
+    });
 
     const calls = platform.requests.length;
     for (const [path, body, field] of [

@@ -57,12 +57,12 @@ describe('error answers and request ids', () => {
   });
 
   it('names every failing field, nested ones with their path', async () => {
-    const answer = await http<{ message: string; details: Array<{ field: string; message: string }> }>(
-      service.url,
-      'POST',
-      '/admin/auth/login',
-      { body: { username: 7, password: ['x'], surprise: true } },
-    );
+    const answer = await http<{
+      message: string;
+      details: Array<{ field: string; message: string }>;
+    }>(service.url, 'POST', '/admin/auth/login', {
+      body: { username: 7, password: ['x'], surprise: true },
+    });
     expect(answer.status).toBe(400);
     const fields = answer.body.details.map((d) => d.field);
     expect(new Set(fields)).toEqual(new Set(['username', 'password', 'surprise']));

@@ -61,7 +61,8 @@ describe('health probes', () => {
 
   it('reports every dependency healthy with the service name and package version', async () => {
     const { readFileSync } = await import('node:fs');
-    const version = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
+    const version = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string })
+      .version;
     const answer = await http(service.url, 'GET', '/health');
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({

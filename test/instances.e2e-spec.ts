@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { FakePlatform, NUMBER_DETAILS, VALID_TOKEN, platformError } from './support/fake-platform.js';
+import {
+  FakePlatform,
+  NUMBER_DETAILS,
+  VALID_TOKEN,
+  platformError,
+} from './support/fake-platform.js';
 import { TestDatabase, adminToken, http, startTestApp, type TestApp } from './support/test-app.js';
 
 const LIST_FIELDS = [
@@ -66,7 +71,15 @@ describe('admin: instances', () => {
     const answer = await create({ phone_number_id: phoneNumberId, business_id: '506914307656634' });
     expect(answer.status).toBe(201);
     expect(Object.keys(answer.body).sort()).toEqual(
-      ['id', 'name', 'phone_number_id', 'channel_account_id', 'is_active', 'status', 'created_at'].sort(),
+      [
+        'id',
+        'name',
+        'phone_number_id',
+        'channel_account_id',
+        'is_active',
+        'status',
+        'created_at',
+      ].sort(),
     );
     expect(answer.body).toMatchObject({
       name: 'Store',
@@ -128,7 +141,9 @@ describe('admin: instances', () => {
     });
     expect(answer.body.message).toMatch(/access token/);
     expect(answer.text).not.toContain('EAAG-expired');
-    expect(await db.query('SELECT 1 FROM instances WHERE phone_number_id = $1', [phoneNumberId])).toHaveLength(0);
+    expect(
+      await db.query('SELECT 1 FROM instances WHERE phone_number_id = $1', [phoneNumberId]),
+    ).toHaveLength(0);
   });
 
   it('answers 502 platform_unavailable when the platform is down, and stores nothing', async () => {
@@ -139,7 +154,9 @@ describe('admin: instances', () => {
     expect(answer.body).toMatchObject({ code: 'platform_unavailable' });
     // An idempotent read is retried: three attempts in all.
     expect(platform.callsTo(new RegExp(phoneNumberId))).toHaveLength(3);
-    expect(await db.query('SELECT 1 FROM instances WHERE phone_number_id = $1', [phoneNumberId])).toHaveLength(0);
+    expect(
+      await db.query('SELECT 1 FROM instances WHERE phone_number_id = $1', [phoneNumberId]),
+    ).toHaveLength(0);
   });
 
   it('answers 409 instance_exists for a second instance of the same number', async () => {
@@ -157,7 +174,9 @@ describe('admin: instances', () => {
       create({ phone_number_id: phoneNumberId }),
     ]);
     expect(answers.map((a) => a.status).sort()).toEqual([201, 409]);
-    expect(await db.query('SELECT 1 FROM instances WHERE phone_number_id = $1', [phoneNumberId])).toHaveLength(1);
+    expect(
+      await db.query('SELECT 1 FROM instances WHERE phone_number_id = $1', [phoneNumberId]),
+    ).toHaveLength(1);
   });
 
   it('validates the create body, naming every failing field', async () => {
@@ -173,7 +192,14 @@ describe('admin: instances', () => {
     expect(answer.status).toBe(400);
     expect(answer.body.code).toBe('validation_failed');
     const fields = new Set(answer.body.details.map((d) => d.field));
-    for (const field of ['name', 'phone_number_id', 'channel_account_id', 'access_token', 'token_type', 'extra']) {
+    for (const field of [
+      'name',
+      'phone_number_id',
+      'channel_account_id',
+      'access_token',
+      'token_type',
+      'extra',
+    ]) {
       expect(fields).toContain(field);
     }
     expect(platform.requests).toHaveLength(0);
@@ -181,8 +207,15 @@ describe('admin: instances', () => {
 
   it('lists instances with the list fields and summarises them in status/all', async () => {
     const created = await create();
-    await http(service.url, 'POST', `/admin/instances/${created.body.id as string}/deactivate`, { token });
-    const list = await http<Array<Record<string, unknown>>>(service.url, 'GET', '/admin/instances', { token });
+    await http(service.url, 'POST', `/admin/instances/${created.body.id as string}/deactivate`, {
+      token,
+    });
+    const list = await http<Array<Record<string, unknown>>>(
+      service.url,
+      'GET',
+      '/admin/instances',
+      { token },
+    );
     expect(list.status).toBe(200);
     expect(list.body.length).toBeGreaterThan(0);
     for (const item of list.body) expect(Object.keys(item).sort()).toEqual(LIST_FIELDS);
@@ -199,29 +232,54 @@ describe('admin: instances', () => {
     expect(summary.body.inactive).toBeGreaterThanOrEqual(1);
     expect(summary.body.active).toBe(list.body.filter((i) => i.is_active).length);
     for (const item of summary.body.instances) {
-      expect(Object.keys(item).sort()).toEqual(['id', 'is_active', 'name', 'quality_rating', 'status']);
+      expect(Object.keys(item).sort()).toEqual([
+        'id',
+        'is_active',
+        'name',
+        'quality_rating',
+        'status',
+      ]);
     }
   });
 
   it('patches name and fields, refuses phone_number_id and unknown fields', async () => {
     const created = await create();
     const id = created.body.id as string;
-    const before = await http<Record<string, string>>(service.url, 'GET', `/admin/instances/${id}`, { token });
+    const before = await http<Record<string, string>>(
+      service.url,
+      'GET',
+      `/admin/instances/${id}`,
+      { token },
+    );
     await new Promise((resolve) => setTimeout(resolve, 5));
 
-    const patched = await http<Record<string, string>>(service.url, 'PATCH', `/admin/instances/${id}`, {
-      token,
-      body: { name: 'Renamed', business_id: '999', token_type: 'oauth' },
-    });
+    const patched = await http<Record<string, string>>(
+      service.url,
+      'PATCH',
+      `/admin/instances/${id}`,
+      {
+        token,
+        body: { name: 'Renamed', business_id: '999', token_type: 'oauth' },
+      },
+    );
     expect(patched.status).toBe(200);
     expect(Object.keys(patched.body).sort()).toEqual(['id', 'name', 'updated_at']);
     expect(patched.body.name).toBe('Renamed');
     expect(new Date(patched.body.updated_at).getTime()).toBeGreaterThan(
       new Date(before.body.updated_at).getTime(),
     );
-    const detail = await http<Record<string, string>>(service.url, 'GET', `/admin/instances/${id}`, { token });
+    const detail = await http<Record<string, string>>(
+      service.url,
+      'GET',
+      `/admin/instances/${id}`,
+      { token },
+    );
     expect(detail.body).toMatchObject({ name: 'Renamed', business_id: '999', token_type: 'oauth' });
-    expect(platform.requests.filter((r) => r.method === 'GET' && r.path.endsWith(detail.body.phone_number_id))).toHaveLength(1);
+    expect(
+      platform.requests.filter(
+        (r) => r.method === 'GET' && r.path.endsWith(detail.body.phone_number_id),
+      ),
+    ).toHaveLength(1);
 
     const numberChange = await http(service.url, 'PATCH', `/admin/instances/${id}`, {
       token,
@@ -233,7 +291,9 @@ describe('admin: instances', () => {
       details: [{ field: 'phone_number_id' }],
     });
     for (const body of [{ webhook_verify_token: 'x' }, { is_active: false }, {}]) {
-      expect((await http(service.url, 'PATCH', `/admin/instances/${id}`, { token, body })).status).toBe(400);
+      expect(
+        (await http(service.url, 'PATCH', `/admin/instances/${id}`, { token, body })).status,
+      ).toBe(400);
     }
   });
 
@@ -256,7 +316,9 @@ describe('admin: instances', () => {
     );
     expect(unchanged.access_token_encrypted).toBe(before.access_token_encrypted);
 
-    platform.on('GET', /^\/v25\.0\/\d+$/, { body: { ...NUMBER_DETAILS, quality_rating: 'YELLOW' } });
+    platform.on('GET', /^\/v25\.0\/\d+$/, {
+      body: { ...NUMBER_DETAILS, quality_rating: 'YELLOW' },
+    });
     const accepted = await http(service.url, 'PATCH', `/admin/instances/${id}`, {
       token,
       body: { access_token: 'EAAG-new-token' },
@@ -273,7 +335,9 @@ describe('admin: instances', () => {
     const off = await http(service.url, 'POST', `/admin/instances/${id}/deactivate`, { token });
     expect(off.status).toBe(200);
     expect(off.body).toEqual({ success: true, status: 'disconnected' });
-    expect((await http(service.url, 'GET', `/admin/instances/${id}`, { token })).body).toMatchObject({
+    expect(
+      (await http(service.url, 'GET', `/admin/instances/${id}`, { token })).body,
+    ).toMatchObject({
       is_active: false,
       status: 'disconnected',
     });
@@ -282,7 +346,9 @@ describe('admin: instances', () => {
     const refused = await http(service.url, 'POST', `/admin/instances/${id}/activate`, { token });
     expect(refused.status).toBe(422);
     expect(refused.body).toMatchObject({ code: 'platform_rejected' });
-    expect((await http(service.url, 'GET', `/admin/instances/${id}`, { token })).body).toMatchObject({
+    expect(
+      (await http(service.url, 'GET', `/admin/instances/${id}`, { token })).body,
+    ).toMatchObject({
       is_active: false,
       status: 'disconnected',
     });
@@ -291,7 +357,9 @@ describe('admin: instances', () => {
     const on = await http(service.url, 'POST', `/admin/instances/${id}/activate`, { token });
     expect(on.status).toBe(200);
     expect(on.body).toEqual({ success: true, status: 'connected' });
-    expect((await http(service.url, 'GET', `/admin/instances/${id}`, { token })).body).toMatchObject({
+    expect(
+      (await http(service.url, 'GET', `/admin/instances/${id}`, { token })).body,
+    ).toMatchObject({
       is_active: true,
       status: 'connected',
     });
@@ -309,7 +377,9 @@ describe('admin: instances', () => {
     expect(removed.body).toMatchObject({ success: true, message: expect.any(String) });
     expect((await http(service.url, 'GET', `/admin/instances/${id}`, { token })).status).toBe(404);
     expect(await db.query('SELECT 1 FROM api_keys WHERE id = $1', [key.body.id])).toHaveLength(0);
-    const phone = await http(service.url, 'GET', '/instance/phone_numbers', { token: key.body.key });
+    const phone = await http(service.url, 'GET', '/instance/phone_numbers', {
+      token: key.body.key,
+    });
     expect(phone.status).toBe(401);
   });
 
@@ -323,10 +393,19 @@ describe('admin: instances', () => {
       ['POST', '/deactivate'],
     ] as const) {
       const body = method === 'PATCH' ? { name: 'x' } : undefined;
-      const malformed = await http(service.url, method, `/admin/instances/not-a-uuid${suffix}`, { token, body });
+      const malformed = await http(service.url, method, `/admin/instances/not-a-uuid${suffix}`, {
+        token,
+        body,
+      });
       expect(malformed.status).toBe(400);
-      expect(malformed.body).toMatchObject({ code: 'validation_failed', details: [{ field: 'id' }] });
-      const missing = await http(service.url, method, `/admin/instances/${unknown}${suffix}`, { token, body });
+      expect(malformed.body).toMatchObject({
+        code: 'validation_failed',
+        details: [{ field: 'id' }],
+      });
+      const missing = await http(service.url, method, `/admin/instances/${unknown}${suffix}`, {
+        token,
+        body,
+      });
       expect(missing.status).toBe(404);
       expect(missing.body).toMatchObject({ code: 'instance_not_found' });
     }

@@ -63,7 +63,8 @@ export class AuthGuard implements CanActivate {
 
   private async authenticateClient(request: FastifyRequest): Promise<void> {
     const token = bearerToken(request);
-    if (!token) throw new AppException('unauthorized', 'Missing API key (Authorization: Bearer <key>)');
+    if (!token)
+      throw new AppException('unauthorized', 'Missing API key (Authorization: Bearer <key>)');
     const principal = await this.apiKeys.authenticate(token);
     const instance = await this.resolver.resolve(principal, requestedInstanceId(request));
     request.client = { apiKeyId: principal.apiKeyId, instance };

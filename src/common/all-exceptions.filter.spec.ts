@@ -62,7 +62,9 @@ describe('AllExceptionsFilter', () => {
     expect(sent.status).toBe(429);
     expect(sent.headers).toEqual({ 'retry-after': '30' });
     expect(sent.body).toMatchObject({ code: 'rate_limited', error: 'Too Many Requests' });
-    const validation = filter(AppException.validation([{ field: 'to', message: 'must be digits' }]));
+    const validation = filter(
+      AppException.validation([{ field: 'to', message: 'must be digits' }]),
+    );
     expect(validation.body).toEqual({
       statusCode: 400,
       error: 'Bad Request',
@@ -78,6 +80,8 @@ describe('AllExceptionsFilter', () => {
       code: 'not_found',
       message: 'Cannot GET /x',
     });
-    expect(filter(new BadRequestException('bad')).body).toMatchObject({ code: 'validation_failed' });
+    expect(filter(new BadRequestException('bad')).body).toMatchObject({
+      code: 'validation_failed',
+    });
   });
 });

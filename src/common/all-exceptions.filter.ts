@@ -23,7 +23,10 @@ const CODE_BY_STATUS: Partial<Record<number, ErrorCode>> = {
   503: 'unavailable',
 };
 
-const INVALID_JSON_CODES = new Set(['FST_ERR_CTP_INVALID_JSON_BODY', 'FST_ERR_CTP_EMPTY_JSON_BODY']);
+const INVALID_JSON_CODES = new Set([
+  'FST_ERR_CTP_INVALID_JSON_BODY',
+  'FST_ERR_CTP_EMPTY_JSON_BODY',
+]);
 
 interface FrameworkError {
   statusCode: number;
@@ -38,7 +41,7 @@ function isFrameworkError(value: unknown): value is FrameworkError {
 }
 
 function fromStatus(status: number, message: string, code?: string): AppException {
-  if (status === 400 && (code && INVALID_JSON_CODES.has(code))) {
+  if (status === 400 && code && INVALID_JSON_CODES.has(code)) {
     return new AppException('invalid_json', 'The request body is not valid JSON');
   }
   if (status === 413) {

@@ -50,7 +50,13 @@ describe('loadConfig', () => {
   it('falls back for every secret in development, with one warning each', () => {
     const { config, warnings } = loadConfig({ NODE_ENV: 'development' });
     expect(warnings).toHaveLength(5);
-    for (const name of ['PLATFORM_VERIFY_TOKEN', 'PLATFORM_APP_SECRET', 'ADMIN_PASSWORD', 'JWT_SECRET', 'ENCRYPTION_KEY']) {
+    for (const name of [
+      'PLATFORM_VERIFY_TOKEN',
+      'PLATFORM_APP_SECRET',
+      'ADMIN_PASSWORD',
+      'JWT_SECRET',
+      'ENCRYPTION_KEY',
+    ]) {
       expect(warnings.some((warning) => warning.startsWith(`${name} is not set`))).toBe(true);
     }
     expect(config.JWT_SECRET.length).toBeGreaterThanOrEqual(32);
@@ -76,28 +82,57 @@ describe('loadConfig', () => {
 
   it.each([
     [{ ENCRYPTION_KEY: 'short' }, 'ENCRYPTION_KEY must be 32 bytes as 64 hex characters or base64'],
-    [{ ENCRYPTION_KEY: 'zz'.repeat(32) }, 'ENCRYPTION_KEY must be 32 bytes as 64 hex characters or base64'],
+    [
+      { ENCRYPTION_KEY: 'zz'.repeat(32) },
+      'ENCRYPTION_KEY must be 32 bytes as 64 hex characters or base64',
+    ],
     [{ JWT_SECRET: 'too-short' }, 'JWT_SECRET must be at least 32 characters'],
     [{ ADMIN_PASSWORD: 'short' }, 'ADMIN_PASSWORD must be at least 8 characters'],
     [{ PORT: 'http' }, 'PORT must be an integer from 0 to 65535'],
     [{ PORT: '70000' }, 'PORT must be an integer from 0 to 65535'],
     [{ APP_ROLE: 'both' }, 'APP_ROLE must be one of all, api, worker'],
-    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL must be a URL starting with postgres:// or postgresql://'],
-    [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL must be a URL starting with redis:// or rediss://'],
+    [
+      { DATABASE_URL: 'mysql://x' },
+      'DATABASE_URL must be a URL starting with postgres:// or postgresql://',
+    ],
+    [
+      { REDIS_URL: 'localhost:6379' },
+      'REDIS_URL must be a URL starting with redis:// or rediss://',
+    ],
     [{ PLATFORM_API_VERSION: '25' }, 'PLATFORM_API_VERSION must look like v25.0'],
-    [{ MESSAGE_BUFFER_DELAY: 'soon' }, 'MESSAGE_BUFFER_DELAY must be a number of seconds from 0 to 3600'],
+    [
+      { MESSAGE_BUFFER_DELAY: 'soon' },
+      'MESSAGE_BUFFER_DELAY must be a number of seconds from 0 to 3600',
+    ],
     [{ SERVICE_WINDOW_ENFORCE: 'maybe' }, 'SERVICE_WINDOW_ENFORCE must be true or false'],
-    [{ READINESS_NOT_READY_STATUS: '99' }, 'READINESS_NOT_READY_STATUS must be an HTTP status from 200 to 599'],
+    [
+      { READINESS_NOT_READY_STATUS: '99' },
+      'READINESS_NOT_READY_STATUS must be an HTTP status from 200 to 599',
+    ],
     [{ API_KEY: 'short' }, 'API_KEY must be at least 16 characters when set'],
-    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent'],
-    [{ AGENT_MODULE_URL: 'ftp://agent' }, 'AGENT_MODULE_URL must be a URL starting with http:// or https://'],
-    [{ PLATFORM_SEND_RATE: '0' }, 'PLATFORM_SEND_RATE must be a number of messages per second above 0'],
+    [
+      { LOG_LEVEL: 'loud' },
+      'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
+    ],
+    [
+      { AGENT_MODULE_URL: 'ftp://agent' },
+      'AGENT_MODULE_URL must be a URL starting with http:// or https://',
+    ],
+    [
+      { PLATFORM_SEND_RATE: '0' },
+      'PLATFORM_SEND_RATE must be a number of messages per second above 0',
+    ],
   ])('refuses %j with a clear line', (override, line) => {
     expect(problemsOf({ ...PRODUCTION_SECRETS, ...override })).toEqual([line]);
   });
 
   it('reports every invalid variable at once, one line each', () => {
-    const problems = problemsOf({ ...PRODUCTION_SECRETS, PORT: 'x', JWT_SECRET: 'y', ENCRYPTION_KEY: 'z' });
+    const problems = problemsOf({
+      ...PRODUCTION_SECRETS,
+      PORT: 'x',
+      JWT_SECRET: 'y',
+      ENCRYPTION_KEY: 'z',
+    });
     expect(problems).toHaveLength(3);
   });
 

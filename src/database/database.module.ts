@@ -58,9 +58,7 @@ export class MigrationRunner implements OnModuleInit {
 }
 
 @Module({
-  imports: [
-    TypeOrmModule.forRootAsync({ inject: [AppConfig], useFactory: typeOrmOptions }),
-  ],
+  imports: [TypeOrmModule.forRootAsync({ inject: [AppConfig], useFactory: typeOrmOptions })],
   providers: [MigrationRunner],
 })
 export class DatabaseModule {}

@@ -89,7 +89,10 @@ export class InstancesService {
     if (dto.business_id !== undefined) changes.business_id = dto.business_id;
     if (dto.platform_app_id !== undefined) changes.platform_app_id = dto.platform_app_id;
     if (dto.access_token !== undefined) {
-      const details = await this.platform.getPhoneNumber(instance.phone_number_id, dto.access_token);
+      const details = await this.platform.getPhoneNumber(
+        instance.phone_number_id,
+        dto.access_token,
+      );
       Object.assign(changes, numberValues(details), {
         access_token_encrypted: this.crypto.encrypt(dto.access_token),
       });

@@ -57,10 +57,14 @@ export class PhoneNumbersController {
     @Body() dto: RequestCodeDto,
     @ClientInstance() instance: Instance,
   ): Promise<SuccessDto> {
-    await this.platform.requestCode(instance.phone_number_id, this.instances.accessToken(instance), {
-      code_method: dto.code_method,
-      language: dto.language,
-    });
+    await this.platform.requestCode(
+      instance.phone_number_id,
+      this.instances.accessToken(instance),
+      {
+        code_method: dto.code_method,
+        language: dto.language,
+      },
+    );
     return { success: true };
   }
 

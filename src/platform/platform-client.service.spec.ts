@@ -83,7 +83,9 @@ describe('PlatformClient retry rules', () => {
       fbtraceId: 'trace-100',
       httpStatus: 400,
     });
-    expect(error.details).toEqual([{ code: 100, message: 'Invalid parameter', fbtrace_id: 'trace-100' }]);
+    expect(error.details).toEqual([
+      { code: 100, message: 'Invalid parameter', fbtrace_id: 'trace-100' },
+    ]);
   });
 
   it('explains an invalid or expired token (190) to the admin', async () => {

@@ -153,7 +153,9 @@ export class FakePlatform {
     if (request.method === 'GET' && action === 'phone_numbers') {
       return {
         body: {
-          data: [{ id: '106540352242922', code_verification_status: 'VERIFIED', ...NUMBER_DETAILS }],
+          data: [
+            { id: '106540352242922', code_verification_status: 'VERIFIED', ...NUMBER_DETAILS },
+          ],
         },
       };
     }

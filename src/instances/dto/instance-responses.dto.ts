@@ -1,5 +1,10 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { TOKEN_TYPES, type Instance, type InstanceStatus, type TokenType } from '../entities/instance.entity.js';
+import {
+  TOKEN_TYPES,
+  type Instance,
+  type InstanceStatus,
+  type TokenType,
+} from '../entities/instance.entity.js';
 
 const STATUSES: InstanceStatus[] = ['connected', 'disconnected'];
 
