@@ -159,6 +159,27 @@ describe('health probes', () => {
     }
   });
 
+  it('serves only the health routes in a worker process (APP_ROLE=worker)', async () => {
+    const worker = await startTestApp({
+      DATABASE_URL: db.url,
+      PLATFORM_API_URL: platform.url,
+      APP_ROLE: 'worker',
+    });
+    try {
+      expect(await http(worker.url, 'GET', '/health/ready')).toMatchObject({
+        status: 200,
+        body: { status: 'ready' },
+      });
+      const login = await http(worker.url, 'POST', '/admin/auth/login', {
+        body: { username: 'admin', password: 'x' },
+      });
+      expect(login.status).toBe(404);
+      expect(login.body).toMatchObject({ code: 'not_found' });
+    } finally {
+      await worker.close();
+    }
+  });
+
   it('bounds the cache check when Redis accepts connections but never answers', async () => {
     const hole = await blackHole();
     const hanging = await startTestApp({
