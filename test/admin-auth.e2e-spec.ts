@@ -1,12 +1,13 @@
 import { createHmac } from 'node:crypto';
-import { FakePlatform } from './support/fake-platform.js';
+import type { FakePlatform } from './support/fake-platform.js';
 import {
   ADMIN_PASSWORD,
-  TestDatabase,
   adminToken,
   http,
   startTestApp,
+  useTestService,
   type TestApp,
+  type TestDatabase,
 } from './support/test-app.js';
 
 function base64url(value: object | string): string {
@@ -21,20 +22,13 @@ function signJwt(payload: object, secret: string, header: object = { alg: 'HS256
 }
 
 describe('admin authentication', () => {
+  const context = useTestService();
   let db: TestDatabase;
   let platform: FakePlatform;
   let service: TestApp;
 
-  beforeAll(async () => {
-    db = await TestDatabase.create();
-    platform = await FakePlatform.start();
-    service = await startTestApp({ DATABASE_URL: db.url, PLATFORM_API_URL: platform.url });
-  });
-
-  afterAll(async () => {
-    await service.close();
-    await platform.stop();
-    await db.drop();
+  beforeAll(() => {
+    ({ db, platform, service } = context);
   });
 
   it('logs in with the configured credentials and returns an HS256 JWT', async () => {

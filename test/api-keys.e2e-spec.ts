@@ -1,10 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { FakePlatform, VALID_TOKEN } from './support/fake-platform.js';
-import { TestDatabase, adminToken, http, startTestApp, type TestApp } from './support/test-app.js';
+import { VALID_TOKEN, type FakePlatform } from './support/fake-platform.js';
+import {
+  adminToken,
+  http,
+  useTestService,
+  type TestApp,
+  type TestDatabase,
+} from './support/test-app.js';
 
 const GLOBAL_KEY = 'global-api-key-0123456789abcdef';
 
 describe('API keys and the API-key guard', () => {
+  const context = useTestService({ API_KEY: GLOBAL_KEY });
   let db: TestDatabase;
   let platform: FakePlatform;
   let service: TestApp;
@@ -46,22 +53,10 @@ describe('API keys and the API-key guard', () => {
     );
 
   beforeAll(async () => {
-    db = await TestDatabase.create();
-    platform = await FakePlatform.start();
-    service = await startTestApp({
-      DATABASE_URL: db.url,
-      PLATFORM_API_URL: platform.url,
-      API_KEY: GLOBAL_KEY,
-    });
+    ({ db, platform, service } = context);
     token = await adminToken(service.url);
     instanceA = await createInstance();
     instanceB = await createInstance();
-  });
-
-  afterAll(async () => {
-    await service.close();
-    await platform.stop();
-    await db.drop();
   });
 
   it('creates a key shown once, lists it without the key, stores only its SHA-256', async () => {

@@ -1,21 +1,11 @@
-import { FakePlatform } from './support/fake-platform.js';
-import { TestDatabase, http, startTestApp, type TestApp } from './support/test-app.js';
+import { http, useTestService, type TestApp } from './support/test-app.js';
 
 describe('error answers and request ids', () => {
-  let db: TestDatabase;
-  let platform: FakePlatform;
+  const context = useTestService();
   let service: TestApp;
 
-  beforeAll(async () => {
-    db = await TestDatabase.create();
-    platform = await FakePlatform.start();
-    service = await startTestApp({ DATABASE_URL: db.url, PLATFORM_API_URL: platform.url });
-  });
-
-  afterAll(async () => {
-    await service.close();
-    await platform.stop();
-    await db.drop();
+  beforeAll(() => {
+    ({ service } = context);
   });
 
   const login = (rawBody: string, headers: Record<string, string> = {}) =>

@@ -1,19 +1,15 @@
 import { once } from 'node:events';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { FakePlatform } from './support/fake-platform.js';
-import { TestDatabase, http, startTestApp, type TestApp } from './support/test-app.js';
-
-/** A port with nothing listening on it. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
+import type { FakePlatform } from './support/fake-platform.js';
+import {
+  freePort,
+  http,
+  startTestApp,
+  useTestService,
+  type TestApp,
+  type TestDatabase,
+} from './support/test-app.js';
 
 /** A TCP server that accepts connections and never answers: a hanging dependency. */
 async function blackHole(): Promise<{ port: number; close(): Promise<void> }> {
@@ -41,23 +37,16 @@ async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number 
 }
 
 describe('health probes', () => {
+  const context = useTestService();
   let db: TestDatabase;
   let platform: FakePlatform;
   let service: TestApp;
 
-  beforeAll(async () => {
-    db = await TestDatabase.create();
-    platform = await FakePlatform.start();
-    service = await startTestApp({ DATABASE_URL: db.url, PLATFORM_API_URL: platform.url });
+  beforeAll(() => {
+    ({ db, platform, service } = context);
   });
 
   afterEach(() => platform.reset());
-
-  afterAll(async () => {
-    await service.close();
-    await platform.stop();
-    await db.drop();
-  });
 
   it('reports every dependency healthy with the service name and package version', async () => {
     const { readFileSync } = await import('node:fs');
@@ -109,7 +98,7 @@ describe('health probes', () => {
       noRedis = await startTestApp({
         DATABASE_URL: db.url,
         PLATFORM_API_URL: platform.url,
-        REDIS_URL: `redis://127.0.0.1:${await closedPort()}`,
+        REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
       });
     });
 
@@ -146,7 +135,7 @@ describe('health probes', () => {
     const literal = await startTestApp({
       DATABASE_URL: db.url,
       PLATFORM_API_URL: platform.url,
-      REDIS_URL: `redis://127.0.0.1:${await closedPort()}`,
+      REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
       READINESS_NOT_READY_STATUS: '200',
     });
     try {

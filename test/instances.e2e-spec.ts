@@ -1,11 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import {
-  FakePlatform,
+  type FakePlatform,
   NUMBER_DETAILS,
   VALID_TOKEN,
   platformError,
 } from './support/fake-platform.js';
-import { TestDatabase, adminToken, http, startTestApp, type TestApp } from './support/test-app.js';
+import {
+  adminToken,
+  http,
+  useTestService,
+  type TestApp,
+  type TestDatabase,
+} from './support/test-app.js';
 
 const LIST_FIELDS = [
   'id',
@@ -31,6 +37,7 @@ const DETAIL_FIELDS = [
 ].sort();
 
 describe('admin: instances', () => {
+  const context = useTestService();
   let db: TestDatabase;
   let platform: FakePlatform;
   let service: TestApp;
@@ -52,19 +59,11 @@ describe('admin: instances', () => {
     });
 
   beforeAll(async () => {
-    db = await TestDatabase.create();
-    platform = await FakePlatform.start();
-    service = await startTestApp({ DATABASE_URL: db.url, PLATFORM_API_URL: platform.url });
+    ({ db, platform, service } = context);
     token = await adminToken(service.url);
   });
 
   beforeEach(() => platform.reset());
-
-  afterAll(async () => {
-    await service.close();
-    await platform.stop();
-    await db.drop();
-  });
 
   it('creates an instance after checking the token with the platform', async () => {
     const phoneNumberId = nextNumberId();

@@ -1,21 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer, type AddressInfo } from 'node:net';
 import { FakePlatform, VALID_TOKEN } from './support/fake-platform.js';
-import { TestDatabase, http, testEnvironment } from './support/test-app.js';
+import { TestDatabase, freePort, http, testEnvironment } from './support/test-app.js';
 
 /** The built service (`npm test` builds first), run as a real process. */
 const MAIN = 'dist/main.js';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 interface Running {
   child: ChildProcess;

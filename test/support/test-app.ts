@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Client } from 'pg';
 import { createApp } from '../../src/app.setup.js';
 import type { AppConfig } from '../../src/config/app-config.js';
 import { loadConfig, type Environment } from '../../src/config/load-config.js';
 import { PlatformClient } from '../../src/platform/platform-client.service.js';
+import { FakePlatform } from './fake-platform.js';
 
 export const ADMIN_PASSWORD = 'test-admin-password';
 export const ENCRYPTION_KEY = randomBytes(32).toString('hex');
@@ -137,4 +140,46 @@ export async function adminToken(baseUrl: string): Promise<string> {
   });
   if (answer.status !== 200) throw new Error(`login failed: ${answer.status} ${answer.text}`);
   return answer.body.token;
+}
+
+/** A local port with nothing listening on it (for a process to take, or to fail against). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/** What one end-to-end file works with: its own database, a fake platform, the service. */
+export interface TestContext {
+  db: TestDatabase;
+  platform: FakePlatform;
+  service: TestApp;
+}
+
+/**
+ * Registers beforeAll/afterAll hooks that give the file a fresh database, a
+ * fake platform and the service wired to both; the fields are set once the
+ * hooks have run.
+ */
+export function useTestService(overrides: Environment = {}): TestContext {
+  const context = {} as TestContext;
+  beforeAll(async () => {
+    context.db = await TestDatabase.create();
+    context.platform = await FakePlatform.start();
+    context.service = await startTestApp({
+      DATABASE_URL: context.db.url,
+      PLATFORM_API_URL: context.platform.url,
+      ...overrides,
+    });
+  });
+  afterAll(async () => {
+    await context.service?.close();
+    await context.platform?.stop();
+    await context.db?.drop();
+  });
+  return context;
 }
