@@ -14,7 +14,9 @@ import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
 import { InstancesModule } from './instances/instances.module.js';
 import { PlatformModule } from './platform/platform.module.js';
+import { MessagesModule } from './messages/messages.module.js';
 import { RedisModule } from './redis/redis.module.js';
+import { SendModule } from './send/send.module.js';
 
 @Module({})
 export class AppModule {
@@ -33,7 +35,9 @@ export class AppModule {
       PlatformModule,
       HealthModule,
     ];
-    if (config.runsHttpApi) imports.push(AuthModule, InstancesModule, AdminModule);
+    if (config.runsHttpApi) {
+      imports.push(AuthModule, InstancesModule, AdminModule, MessagesModule, SendModule);
+    }
     return {
       module: AppModule,
       imports,

@@ -22,6 +22,8 @@ export function createValidationPipe(): ValidationPipe {
     whitelist: true,
     forbidNonWhitelisted: true,
     transform: true,
+    // One message per field: the first rule it breaks.
+    stopAtFirstError: true,
     validationError: { target: false, value: false },
     exceptionFactory: validationFailed,
   });

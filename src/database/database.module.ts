@@ -4,10 +4,13 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { ApiKey } from '../auth/entities/api-key.entity.js';
 import { Instance } from '../instances/entities/instance.entity.js';
+import { Contact } from '../messages/entities/contact.entity.js';
+import { Message } from '../messages/entities/message.entity.js';
 import { InitialSchema1763740800000 } from './migrations/1763740800000-initial-schema.js';
+import { MessagesAndContacts1763827200000 } from './migrations/1763827200000-messages-and-contacts.js';
 
-export const ENTITIES = [Instance, ApiKey];
-export const MIGRATIONS = [InitialSchema1763740800000];
+export const ENTITIES = [Instance, ApiKey, Message, Contact];
+export const MIGRATIONS = [InitialSchema1763740800000, MessagesAndContacts1763827200000];
 
 /** Any constant: every process that migrates takes the same PostgreSQL advisory lock. */
 const MIGRATION_LOCK_ID = 7_250_113_001;

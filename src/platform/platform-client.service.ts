@@ -14,6 +14,7 @@ import {
   type PlatformErrorBody,
   type PlatformFailure,
 } from './platform.errors.js';
+import type { PlatformMessage } from './outbound-message.builder.js';
 import type {
   PhoneNumberDetails,
   PhoneNumberRecord,
@@ -154,6 +155,32 @@ export class PlatformClient implements OnApplicationShutdown {
       data: { code },
       idempotent: true,
     });
+  }
+
+  /**
+   * Sends one message; returns its wamid. Never repeated once it may have
+   * reached the platform (the platform has no idempotency key).
+   */
+  async sendMessage(
+    phoneNumberId: string,
+    token: string,
+    message: PlatformMessage,
+  ): Promise<string> {
+    const answer = await this.call<{ messages?: Array<{ id?: unknown }> }>({
+      method: 'POST',
+      path: `/${segment(phoneNumberId)}/messages`,
+      token,
+      data: message,
+      idempotent: false,
+    });
+    const wamid = answer.messages?.[0]?.id;
+    if (typeof wamid !== 'string' || wamid.length === 0) {
+      throw new PlatformError({
+        kind: 'unavailable',
+        platformMessage: 'The platform accepted the message but returned no message id',
+      });
+    }
+    return wamid;
   }
 
   /** Any HTTP answer from the platform's base URL means it is reachable. */

@@ -55,6 +55,7 @@ export class FakePlatform {
   readonly requests: RecordedRequest[] = [];
   private readonly routes: Route[] = [];
   private readonly hanging = new Set<ServerResponse>();
+  private sent = 0;
   private server: Server;
   url: string;
 
@@ -81,6 +82,11 @@ export class FakePlatform {
     this.routes.length = 0;
     this.requests.length = 0;
     this.releaseHanging();
+  }
+
+  /** The message objects posted to /{phone_number_id}/messages, in order. */
+  sentMessages(): Array<Record<string, unknown>> {
+    return this.callsTo(/\/messages$/).map((request) => request.body as Record<string, unknown>);
   }
 
   callsTo(path: RegExp): RecordedRequest[] {
@@ -156,6 +162,16 @@ export class FakePlatform {
           data: [
             { id: '106540352242922', code_verification_status: 'VERIFIED', ...NUMBER_DETAILS },
           ],
+        },
+      };
+    }
+    if (request.method === 'POST' && action === 'messages') {
+      const to = (request.body as { to?: string } | undefined)?.to;
+      return {
+        body: {
+          messaging_product: 'messenger',
+          contacts: [{ input: to, wa_id: to }],
+          messages: [{ id: `wamid.fake${++this.sent}` }],
         },
       };
     }

@@ -1,0 +1,26 @@
+import { Controller, Get, Param, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ClientInstance } from '../auth/client-context.js';
+import { InstanceScopedDto } from '../common/instance-scoped.dto.js';
+import { ApiKeyAuth } from '../common/public.decorator.js';
+import type { Instance } from '../instances/entities/instance.entity.js';
+import { MessageDto } from './dto/message.dto.js';
+import { MessagesService } from './messages.service.js';
+
+@ApiTags('messages')
+@ApiBearerAuth('api-key')
+@ApiKeyAuth()
+@Controller('messages')
+export class MessagesController {
+  constructor(private readonly messages: MessagesService) {}
+
+  @Get(':wamid')
+  @ApiOkResponse({ type: MessageDto })
+  async get(
+    @Param('wamid') wamid: string,
+    @Query() _query: InstanceScopedDto,
+    @ClientInstance() instance: Instance,
+  ): Promise<MessageDto> {
+    return MessageDto.from(await this.messages.findForInstance(instance.id, wamid));
+  }
+}

@@ -1,0 +1,57 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { Instance } from '../instances/entities/instance.entity.js';
+import { InstancesService } from '../instances/instances.service.js';
+import { MessagesService } from '../messages/messages.service.js';
+import {
+  buildPlatformMessage,
+  type SendKind,
+  type SendRequests,
+} from '../platform/outbound-message.builder.js';
+import { PlatformClient } from '../platform/platform-client.service.js';
+import { SendPacer } from './send-pacer.service.js';
+
+/** The one path every outbound message takes: /send/*, and later the agent's answers. */
+@Injectable()
+export class SendService {
+  private readonly logger = new Logger(SendService.name);
+
+  constructor(
+    private readonly instances: InstancesService,
+    private readonly messages: MessagesService,
+    private readonly platform: PlatformClient,
+    private readonly pacer: SendPacer,
+  ) {}
+
+  /** Sends one message as the instance; returns its wamid. */
+  async send<K extends SendKind>(
+    instance: Instance,
+    kind: K,
+    request: SendRequests[K],
+  ): Promise<string> {
+    if (kind !== 'template') await this.messages.assertWindowOpen(instance.id, request.to);
+    const message = buildPlatformMessage(kind, request);
+    const token = this.instances.accessToken(instance);
+    const wamid = await this.pacer.run(instance.phone_number_id, request.to, () =>
+      this.platform.sendMessage(instance.phone_number_id, token, message),
+    );
+    // The request as the client sent it, less the routing field.
+    const body = JSON.parse(JSON.stringify(request)) as Record<string, unknown>;
+    delete body.instance_id;
+    try {
+      await this.messages.recordOutbound({
+        instanceId: instance.id,
+        contact: request.to,
+        type: kind,
+        body,
+        wamid,
+      });
+    } catch (error) {
+      // The message went out: answering an error would invite a duplicate resend.
+      this.logger.error(
+        { instanceId: instance.id, wamid, err: (error as Error).message },
+        'sent message could not be stored',
+      );
+    }
+    return wamid;
+  }
+}
