@@ -523,6 +523,41 @@ describe('sending messages', () => {
     });
   });
 
+  it('paces one number to PLATFORM_SEND_RATE across processes', async () => {
+    const { startTestApp } = await import('./support/test-app.js');
+    const shared = {
+      DATABASE_URL: db.url,
+      PLATFORM_API_URL: platform.url,
+      API_KEY: key,
+      PLATFORM_SEND_RATE: '10',
+      REDIS_PREFIX: `pace${Date.now()}`,
+    };
+    const [first, second] = await Promise.all([startTestApp(shared), startTestApp(shared)]);
+    try {
+      const sends = Array.from({ length: 12 }, (_, i) =>
+        http(i % 2 ? first.url : second.url, 'POST', '/send/text', {
+          token: key,
+          body: { instance_id: instanceId, to: TO, body: `burst ${i}` },
+        }),
+      );
+      const answers = await Promise.all(sends);
+      expect(answers.map((a) => a.status)).toEqual(Array(12).fill(200));
+      const times = platform
+        .callsTo(/\/messages$/)
+        .map((r) => r.at)
+        .sort((a, b) => a - b);
+      expect(times).toHaveLength(12);
+      // 12 sends at 10/s: the last cannot leave before ~1.1 s after the first.
+      expect(times[11] - times[0]).toBeGreaterThanOrEqual(1000);
+      // Never more than ~10 in any one-second span.
+      for (let i = 0; i + 10 < times.length; i++) {
+        expect(times[i + 10] - times[i]).toBeGreaterThanOrEqual(950);
+      }
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+    }
+  });
+
   it('answers 404 message_not_found for an unknown wamid or another instance', async () => {
     const unknown = await http<Failure>(
       service.url,

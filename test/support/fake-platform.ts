@@ -8,6 +8,8 @@ export interface RecordedRequest {
   query: Record<string, string>;
   headers: IncomingMessage['headers'];
   body: unknown;
+  /** When the request arrived (ms since epoch). */
+  at: number;
 }
 
 export interface FakeAnswer {
@@ -106,6 +108,7 @@ export class FakePlatform {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const at = Date.now();
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
@@ -122,6 +125,7 @@ export class FakePlatform {
       query: Object.fromEntries(url.searchParams),
       headers: req.headers,
       body,
+      at,
     };
     this.requests.push(request);
     const answer = this.answer(request);
