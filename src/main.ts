@@ -1,10 +1,21 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { createApp, shutdownApp } from './app.setup.js';
+import { logDestination } from './common/logger.options.js';
 import { ConfigValidationError, loadConfigFromProcess } from './config/load-config.js';
 
 /** How long in-flight work may take to finish after SIGTERM before the process gives up. */
 const SHUTDOWN_GRACE_MS = 25_000;
+
+/** Exits after writing out the buffered log lines. */
+function exit(code: number): never {
+  try {
+    logDestination.flushSync();
+  } catch {
+    // nothing buffered, or stdout already gone
+  }
+  process.exit(code);
+}
 
 async function bootstrap(): Promise<void> {
   let loaded;
@@ -29,13 +40,13 @@ async function bootstrap(): Promise<void> {
     logger.log(`${signal} received: finishing in-flight work`);
     setTimeout(() => {
       logger.error('shutdown took too long; exiting');
-      process.exit(1);
+      exit(1);
     }, SHUTDOWN_GRACE_MS).unref();
     shutdownApp(app).then(
-      () => process.exit(0),
+      () => exit(0),
       (error: unknown) => {
         logger.error(`shutdown failed: ${String(error)}`);
-        process.exit(1);
+        exit(1);
       },
     );
   };

@@ -499,9 +499,12 @@ describe('sending messages', () => {
       expect(Number(next.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(platform.requests).toHaveLength(0);
       await service.app
-        .get<import('ioredis').Redis>((await import('../src/redis/redis.module.js')).REDIS_CLIENT, {
-          strict: false,
-        })
+        .get<import('ioredis').Redis>(
+          (await import('../src/redis/redis.constants.js')).REDIS_CLIENT,
+          {
+            strict: false,
+          },
+        )
         .del(`${service.config.REDIS_PREFIX}:send:throttled:${phoneNumberId}`);
     });
 

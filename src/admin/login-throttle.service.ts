@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { AppException } from '../common/app.exception.js';
 import { AppConfig } from '../config/app-config.js';
-import { REDIS_CLIENT } from '../redis/redis.module.js';
+import { REDIS_CLIENT } from '../redis/redis.constants.js';
 
 export const LOGIN_MAX_FAILURES = 10;
 export const LOGIN_WINDOW_SECONDS = 15 * 60;

@@ -3,6 +3,13 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { AppException } from '../common/app.exception.js';
+import { LocalCache } from '../common/local-cache.js';
+import {
+  API_KEY_TOPIC,
+  INSTANCE_TOPIC,
+  REQUEST_PATH_CACHE_TTL_MS,
+} from '../common/cache-topics.js';
+import { ALL_KEYS, CacheInvalidationService } from '../redis/cache-invalidation.service.js';
 import { AppConfig } from '../config/app-config.js';
 import { ApiKey } from './entities/api-key.entity.js';
 
@@ -31,12 +38,18 @@ function sha256(value: string): Buffer {
 export class ApiKeysService {
   private readonly globalKeyHash: Buffer | null;
   private readonly lastUsedWrites = new Map<string, number>();
+  /** Known keys by hash (never unknown ones: guesses must not fill memory). */
+  private readonly principals = new LocalCache<ApiKeyPrincipal>(REQUEST_PATH_CACHE_TTL_MS);
 
   constructor(
     @InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>,
+    private readonly invalidation: CacheInvalidationService,
     config: AppConfig,
   ) {
     this.globalKeyHash = config.API_KEY ? sha256(config.API_KEY) : null;
+    invalidation.on(API_KEY_TOPIC, (hash) => this.principals.delete(hash));
+    // Deleting an instance deletes its keys: forget them all, it is rare.
+    invalidation.on(INSTANCE_TOPIC, () => this.principals.delete(ALL_KEYS));
   }
 
   async create(name: string, instanceId: string | null): Promise<CreatedApiKey> {
@@ -58,8 +71,13 @@ export class ApiKeysService {
   }
 
   async remove(id: string): Promise<void> {
-    const result = await this.keys.delete({ id });
-    if (!result.affected) throw new AppException('api_key_not_found', `API key ${id} not found`);
+    const [rows] = await this.keys.query<[Array<{ key_hash: string }>, number]>(
+      'DELETE FROM api_keys WHERE id = $1 RETURNING key_hash',
+      [id],
+    );
+    if (rows.length === 0) throw new AppException('api_key_not_found', `API key ${id} not found`);
+    // Every process forgets it now: the key stops working at once.
+    await this.invalidation.invalidate(API_KEY_TOPIC, rows[0].key_hash);
   }
 
   /** Finds who a presented key belongs to; throws 401 when it is unknown or revoked. */
@@ -70,15 +88,23 @@ export class ApiKeysService {
     }
     // The lookup is by hash: timing reveals nothing about any stored key.
     const hex = hash.toString('hex');
-    const found = await this.keys.findOne({
-      where: { key_hash: hex },
-      select: { id: true, instance_id: true, key_hash: true },
-    });
+    const cached = this.principals.get(hex);
+    if (cached) {
+      if (cached.apiKeyId) this.touch(cached.apiKeyId);
+      return cached;
+    }
+    // Plain SQL: this runs on every client request.
+    const [found] = await this.keys.query<Array<Pick<ApiKey, 'id' | 'instance_id' | 'key_hash'>>>(
+      'SELECT id, instance_id, key_hash FROM api_keys WHERE key_hash = $1',
+      [hex],
+    );
     if (!found || !timingSafeEqual(Buffer.from(found.key_hash, 'hex'), hash)) {
       throw new AppException('unauthorized', 'Unknown or revoked API key');
     }
     this.touch(found.id);
-    return { apiKeyId: found.id, boundInstanceId: found.instance_id };
+    const principal = { apiKeyId: found.id, boundInstanceId: found.instance_id };
+    this.principals.set(hex, principal);
+    return principal;
   }
 
   private touch(id: string): void {

@@ -1,4 +1,5 @@
 import type { Params } from 'nestjs-pino';
+import { pino } from 'pino';
 import type { AppConfig } from '../config/app-config.js';
 
 /** Wherever these appear in a logged object, pino writes [redacted]. */
@@ -15,16 +16,25 @@ export const REDACTED_PATHS = [
   '*.authorization',
 ];
 
+/**
+ * Log lines are written asynchronously, coalesced while a write is in flight:
+ * on the request path a synchronous write per line cost a fifth of the
+ * throughput. main.ts flushes the buffer before the process exits.
+ */
+export const logDestination = pino.destination({ dest: 1, sync: false });
+
 export function loggerOptions(config: AppConfig): Params {
   const pretty = config.NODE_ENV === 'development' && process.stdout.isTTY;
+  const options = {
+    level: config.LOG_LEVEL,
+    autoLogging: false,
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+  };
   return {
     // Request lines come from one Fastify onResponse hook (app.setup.ts), not per-request middleware.
     forRoutes: [],
-    pinoHttp: {
-      level: config.LOG_LEVEL,
-      autoLogging: false,
-      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-      transport: pretty ? { target: 'pino-pretty', options: { singleLine: true } } : undefined,
-    },
+    pinoHttp: pretty
+      ? { ...options, transport: { target: 'pino-pretty', options: { singleLine: true } } }
+      : [options, logDestination],
   };
 }

@@ -3,7 +3,10 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { QueryFailedError, Repository } from 'typeorm';
 import { AppException } from '../common/app.exception.js';
+import { INSTANCE_TOPIC, REQUEST_PATH_CACHE_TTL_MS } from '../common/cache-topics.js';
+import { LocalCache } from '../common/local-cache.js';
 import { CryptoService } from '../crypto/crypto.service.js';
+import { CacheInvalidationService } from '../redis/cache-invalidation.service.js';
 import { PlatformClient } from '../platform/platform-client.service.js';
 import type { PhoneNumberDetails } from '../platform/platform.types.js';
 import type { CreateInstanceDto } from './dto/create-instance.dto.js';
@@ -31,12 +34,16 @@ function numberValues(details: PhoneNumberDetails): Partial<Instance> {
 @Injectable()
 export class InstancesService {
   private readonly logger = new Logger(InstancesService.name);
+  private readonly byId = new LocalCache<Instance>(REQUEST_PATH_CACHE_TTL_MS);
 
   constructor(
     @InjectRepository(Instance) private readonly instances: Repository<Instance>,
     private readonly crypto: CryptoService,
     private readonly platform: PlatformClient,
-  ) {}
+    private readonly invalidation: CacheInvalidationService,
+  ) {
+    invalidation.on(INSTANCE_TOPIC, (id) => this.byId.delete(id));
+  }
 
   /** Checks the token with the platform (422/502 when it fails), then stores the instance. */
   async create(dto: CreateInstanceDto): Promise<Instance> {
@@ -70,12 +77,23 @@ export class InstancesService {
     return this.instances.find({ order: { created_at: 'ASC' } });
   }
 
-  findById(id: string): Promise<Instance | null> {
-    return this.instances.findOneBy({ id });
+  /**
+   * For request paths: served from the in-process cache, which every change
+   * below invalidates in all processes. Treat the result as read-only.
+   */
+  async findById(id: string): Promise<Instance | null> {
+    const cached = this.byId.get(id);
+    if (cached) return cached;
+    const [row] = await this.instances.query<Instance[]>('SELECT * FROM instances WHERE id = $1', [
+      id,
+    ]);
+    if (row) this.byId.set(id, row);
+    return row ?? null;
   }
 
+  /** For admin changes: always read from the database. */
   async get(id: string): Promise<Instance> {
-    const instance = await this.findById(id);
+    const instance = await this.instances.findOneBy({ id });
     if (!instance) throw new AppException('instance_not_found', `Instance ${id} not found`);
     return instance;
   }
@@ -101,13 +119,14 @@ export class InstancesService {
       throw AppException.validation([{ field: 'body', message: 'names no field to change' }]);
     }
     Object.assign(instance, changes);
-    return this.instances.save(instance);
+    return this.saveAndInvalidate(instance);
   }
 
   async remove(id: string): Promise<void> {
     // API keys (and later stored messages) go with it through ON DELETE CASCADE.
     const result = await this.instances.delete({ id });
     if (!result.affected) throw new AppException('instance_not_found', `Instance ${id} not found`);
+    await this.invalidation.invalidate(INSTANCE_TOPIC, id);
     this.logger.log({ instanceId: id }, 'instance deleted');
   }
 
@@ -119,18 +138,24 @@ export class InstancesService {
       this.accessToken(instance),
     );
     Object.assign(instance, numberValues(details), { is_active: true, status: 'connected' });
-    return this.instances.save(instance);
+    return this.saveAndInvalidate(instance);
   }
 
   async deactivate(id: string): Promise<Instance> {
     const instance = await this.get(id);
     Object.assign(instance, { is_active: false, status: 'disconnected' });
-    return this.instances.save(instance);
+    return this.saveAndInvalidate(instance);
   }
 
   /** The decrypted platform token; keep it in memory only for the call that needs it. */
   accessToken(instance: Instance): string {
     return this.crypto.decrypt(instance.access_token_encrypted);
+  }
+
+  private async saveAndInvalidate(instance: Instance): Promise<Instance> {
+    const saved = await this.instances.save(instance);
+    await this.invalidation.invalidate(INSTANCE_TOPIC, instance.id);
+    return saved;
   }
 
   private async assertNumberFree(phoneNumberId: string): Promise<void> {

@@ -9,8 +9,8 @@ import {
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { AppConfig } from '../config/app-config.js';
-
-export const REDIS_CLIENT = Symbol('REDIS_CLIENT');
+import { CacheInvalidationService } from './cache-invalidation.service.js';
+import { REDIS_CLIENT } from './redis.constants.js';
 
 /** How long boot waits for Redis before going on without it. */
 const BOOT_CONNECT_WAIT_MS = 3000;
@@ -37,8 +37,11 @@ export function createRedisClient(config: AppConfig): Redis {
 
 @Global()
 @Module({
-  providers: [{ provide: REDIS_CLIENT, inject: [AppConfig], useFactory: createRedisClient }],
-  exports: [REDIS_CLIENT],
+  providers: [
+    { provide: REDIS_CLIENT, inject: [AppConfig], useFactory: createRedisClient },
+    CacheInvalidationService,
+  ],
+  exports: [REDIS_CLIENT, CacheInvalidationService],
 })
 export class RedisModule implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Redis');

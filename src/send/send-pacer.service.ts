@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { AppConfig } from '../config/app-config.js';
 import { PlatformError } from '../platform/platform.errors.js';
-import { REDIS_CLIENT } from '../redis/redis.module.js';
+import { REDIS_CLIENT } from '../redis/redis.constants.js';
 
 /** A send waits at most this long for its turn; beyond it the client gets 429 at once. */
 export const MAX_PACING_WAIT_MS = 5000;

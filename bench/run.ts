@@ -1,0 +1,35 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { benchSend, type BenchResult } from './send.bench.js';
+
+/** `npm run bench [-- send] [--duration 15]`: runs the benchmarks and prints their figures. */
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const durationIndex = args.indexOf('--duration');
+  const duration = durationIndex >= 0 ? Number(args[durationIndex + 1]) : 15;
+  const only = args.find((arg) => !arg.startsWith('--') && arg !== String(duration));
+  const benches: Record<string, (seconds: number) => Promise<BenchResult>> = { send: benchSend };
+  const results: BenchResult[] = [];
+  for (const [name, bench] of Object.entries(benches)) {
+    if (only && only !== name) continue;
+    process.stdout.write(`running ${name} for ${duration} s…\n`);
+    results.push(await bench(duration));
+  }
+  for (const r of results) {
+    process.stdout.write(
+      [
+        `\n${r.name}`,
+        `  throughput  ${r.requestsPerSecond} req/s (${r.requests} requests, ${r.non2xx} non-2xx, ${r.errors} errors)`,
+        `  latency     p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms`,
+        `  memory      RSS ${r.rssMiB} MiB at the end, peak ${r.peakRssMiB} MiB`,
+        ...Object.entries(r.extra ?? {}).map(([k, v]) => `  ${k.padEnd(11)} ${v}`),
+      ].join('\n') + '\n',
+    );
+  }
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync('bench/results/latest.json', JSON.stringify(results, null, 2));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${String(error)}\n`);
+  process.exit(1);
+});

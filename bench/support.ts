@@ -1,0 +1,105 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { openSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export const PLATFORM_TOKEN = 'EAAG-bench-token';
+
+/** A zero-latency platform: answers number reads and sends, keeps only a counter. */
+export async function startZeroLatencyPlatform(): Promise<{
+  url: string;
+  sends: () => number;
+  close: () => Promise<void>;
+}> {
+  let sends = 0;
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.setHeader('content-type', 'application/json');
+      if (req.method === 'POST' && req.url?.endsWith('/messages')) {
+        sends++;
+        res.end(`{"messaging_product":"messenger","messages":[{"id":"wamid.bench${sends}"}]}`);
+        return;
+      }
+      res.end(
+        '{"display_phone_number":"+1 555 0100","verified_name":"Bench","quality_rating":"GREEN"}',
+      );
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    sends: () => sends,
+    close: async () => {
+      server.closeAllConnections();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+}
+
+export interface ServiceProcess {
+  url: string;
+  pid: number;
+  /** Resident set size now and at its peak, in MiB. */
+  memory(): { rssMiB: number; peakMiB: number };
+  stop(): Promise<number | null>;
+}
+
+/** Runs the built service (dist/main.js) as its own process; its logs go to /dev/null. */
+export async function startService(env: Record<string, string>): Promise<ServiceProcess> {
+  const devNull = openSync('/dev/null', 'w');
+  const child: ChildProcess = spawn(process.execPath, ['dist/main.js'], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', devNull, devNull],
+  });
+  const url = `http://${env.HOST}:${env.PORT}`;
+  for (let i = 0; i < 200; i++) {
+    const up = await fetch(`${url}/health/live`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (up) break;
+    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}`);
+    await sleep(100);
+  }
+  const pid = child.pid!;
+  return {
+    url,
+    pid,
+    memory: () => {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      const kib = (field: string) =>
+        Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+      return { rssMiB: Math.round(kib('VmRSS') / 1024), peakMiB: Math.round(kib('VmHWM') / 1024) };
+    },
+    stop: async () => {
+      child.kill('SIGTERM');
+      const [code] = (await once(child, 'exit')) as [number | null];
+      return code;
+    },
+  };
+}
+
+export async function json<T>(
+  url: string,
+  method: string,
+  body?: unknown,
+  token?: string,
+): Promise<T> {
+  const response = await fetch(url, {
+    method,
+    headers: {
+      'content-type': 'application/json',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${text}`);
+  return JSON.parse(text) as T;
+}

@@ -1,0 +1,10 @@
+/** Invalidation topics of the request-path caches (CacheInvalidationService). */
+export const INSTANCE_TOPIC = 'instance';
+export const API_KEY_TOPIC = 'api-key';
+
+/**
+ * Upper bound on how long a cached instance or API key may outlive a change
+ * whose invalidation message was lost (Redis away); normally changes reach
+ * every process within milliseconds.
+ */
+export const REQUEST_PATH_CACHE_TTL_MS = 10_000;
