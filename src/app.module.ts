@@ -14,6 +14,7 @@ import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
 import { InstancesModule } from './instances/instances.module.js';
 import { PlatformModule } from './platform/platform.module.js';
+import { MediaModule } from './media/media.module.js';
 import { MessagesModule } from './messages/messages.module.js';
 import { RedisModule } from './redis/redis.module.js';
 import { SendModule } from './send/send.module.js';
@@ -36,7 +37,14 @@ export class AppModule {
       HealthModule,
     ];
     if (config.runsHttpApi) {
-      imports.push(AuthModule, InstancesModule, AdminModule, MessagesModule, SendModule);
+      imports.push(
+        AuthModule,
+        InstancesModule,
+        AdminModule,
+        MessagesModule,
+        SendModule,
+        MediaModule,
+      );
     }
     return {
       module: AppModule,

@@ -5,6 +5,7 @@ import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './common/request-id.js';
 import type { AppConfig } from './config/app-config.js';
+import { MAX_UPLOAD_BYTES } from './media/media-limits.js';
 
 /** Largest JSON body: webhook deliveries run up to 3 MB. */
 export const BODY_LIMIT_BYTES = 5 * 1024 * 1024;
@@ -28,6 +29,8 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     requestIdHeader: false,
     trustProxy: config.TRUST_PROXY,
     return503OnClosing: true,
+    // Uploads are streamed (POST /media/upload), one file per request.
+    multipart: { limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 5, parts: 6 } },
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     bufferLogs: true,

@@ -3,7 +3,11 @@ import { Reflector } from '@nestjs/core';
 import { AuthGuard as PassportAuthGuard } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
 import { AppException } from '../common/app.exception.js';
-import { AUTH_KIND_KEY, type AuthKind } from '../common/public.decorator.js';
+import {
+  AUTH_KIND_KEY,
+  INSTANCE_FROM_FORM_KEY,
+  type AuthKind,
+} from '../common/public.decorator.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { ClientInstanceResolver } from './client-instance.resolver.js';
 
@@ -55,17 +59,26 @@ export class AuthGuard implements CanActivate {
     if (kind === 'admin') return (await this.jwtGuard.canActivate(context)) as boolean;
     if (kind === 'api_key') {
       const request = context.switchToHttp().getRequest<FastifyRequest>();
-      await this.authenticateClient(request);
+      const fromForm = this.reflector.get<boolean | undefined>(
+        INSTANCE_FROM_FORM_KEY,
+        context.getHandler(),
+      );
+      await this.authenticateClient(request, fromForm === true);
       return true;
     }
     throw new AppException('unauthorized', 'This route accepts no credentials');
   }
 
-  private async authenticateClient(request: FastifyRequest): Promise<void> {
+  private async authenticateClient(request: FastifyRequest, fromForm: boolean): Promise<void> {
     const token = bearerToken(request);
-    if (!token)
+    if (!token) {
       throw new AppException('unauthorized', 'Missing API key (Authorization: Bearer <key>)');
+    }
     const principal = await this.apiKeys.authenticate(token);
+    if (fromForm) {
+      request.apiKeyPrincipal = principal;
+      return;
+    }
     const instance = await this.resolver.resolve(principal, requestedInstanceId(request));
     request.client = { apiKeyId: principal.apiKeyId, instance };
   }

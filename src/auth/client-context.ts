@@ -1,6 +1,7 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import type { Instance } from '../instances/entities/instance.entity.js';
+import type { ApiKeyPrincipal } from './api-keys.service.js';
 
 /** Who called an API-key route, and the (active) instance the request acts on. */
 export interface ClientContext {
@@ -12,6 +13,8 @@ export interface ClientContext {
 declare module 'fastify' {
   interface FastifyRequest {
     client?: ClientContext;
+    /** Set instead of `client` on @InstanceFromForm() routes. */
+    apiKeyPrincipal?: ApiKeyPrincipal;
   }
 }
 

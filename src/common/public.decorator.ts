@@ -15,3 +15,11 @@ export const AdminAuth = (): ClassDecorator & MethodDecorator =>
 /** Client route: an API key, which also selects the instance the request acts on. */
 export const ApiKeyAuth = (): ClassDecorator & MethodDecorator =>
   SetMetadata(AUTH_KIND_KEY, 'api_key');
+
+export const INSTANCE_FROM_FORM_KEY = 'instance-from-form';
+
+/**
+ * On an @ApiKeyAuth() route with a multipart body: the guard checks the key
+ * only, and the handler resolves the instance from the form's instance_id.
+ */
+export const InstanceFromForm = (): MethodDecorator => SetMetadata(INSTANCE_FROM_FORM_KEY, true);

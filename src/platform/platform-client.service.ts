@@ -1,8 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
+import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import axios, { AxiosError, type AxiosInstance, type AxiosResponse } from 'axios';
+import { AppException } from '../common/app.exception.js';
 import { AppConfig } from '../config/app-config.js';
 import {
   NOT_SENT_NETWORK_CODES,
@@ -23,6 +26,41 @@ import type {
 } from './platform.types.js';
 
 export const PLATFORM_MAX_ATTEMPTS = 3;
+
+/** Hosts the platform serves media files from (besides its API host). */
+export const PLATFORM_MEDIA_HOST_SUFFIXES = [
+  'fbsbx.com',
+  'fbcdn.net',
+  'whatsapp.net',
+  'facebook.com',
+];
+
+export interface MediaUpload {
+  file: AsyncIterable<Buffer>;
+  filename: string;
+  contentType: string;
+}
+
+export interface MediaDownload {
+  stream: Readable;
+  contentType: string;
+  contentLength?: number;
+}
+
+/** The multipart body the platform's /media takes, streamed part by part. */
+async function* multipartBody(boundary: string, upload: MediaUpload): AsyncGenerator<Buffer> {
+  const field = (name: string, value: string): string =>
+    `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
+  const filename = upload.filename.replace(/["\r\n]/g, '_');
+  yield Buffer.from(
+    field('messaging_product', 'messenger') +
+      field('type', upload.contentType) +
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\n` +
+      `Content-Type: ${upload.contentType}\r\n\r\n`,
+  );
+  yield* upload.file;
+  yield Buffer.from(`\r\n--${boundary}--\r\n`);
+}
 
 /** Tunables of the retry policy; tests shorten the delays. */
 export interface RetryPolicy {
@@ -49,6 +87,9 @@ interface PlatformCall {
    * the platform and timed out is never repeated, as it could arrive twice.
    */
   idempotent: boolean;
+  /** At most this many attempts (a streamed body allows one). */
+  attempts?: number;
+  headers?: Record<string, string>;
 }
 
 /** Exponential backoff with jitter: attempt 1 waits about base, then 2×, 4×… up to the cap. */
@@ -68,7 +109,12 @@ function retryAfterSeconds(response: AxiosResponse): number | undefined {
 }
 
 /** What one attempt came to: either a result or a failure and whether to try again. */
-type Attempt<T> = { ok: true; value: T } | { ok: false; failure: PlatformFailure; retry: boolean };
+interface FailedAttempt {
+  ok: false;
+  failure: PlatformFailure;
+  retry: boolean;
+}
+type Attempt<T> = { ok: true; value: T } | FailedAttempt;
 
 /**
  * The only code that knows the platform's URLs and payloads. Every call is
@@ -183,6 +229,97 @@ export class PlatformClient implements OnApplicationShutdown {
     return wamid;
   }
 
+  /**
+   * Uploads a file as it arrives (never held whole in memory); returns the
+   * media id. Tried once: a stream cannot be replayed.
+   */
+  async uploadMedia(phoneNumberId: string, token: string, upload: MediaUpload): Promise<string> {
+    const boundary = `----messaging-connector-${randomUUID()}`;
+    const answer = await this.call<{ id?: unknown }>({
+      method: 'POST',
+      path: `/${segment(phoneNumberId)}/media`,
+      token,
+      data: Readable.from(multipartBody(boundary, upload)),
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+      idempotent: false,
+      attempts: 1,
+    });
+    if (typeof answer.id !== 'string') {
+      throw new PlatformError({
+        kind: 'unavailable',
+        platformMessage: 'no media id in the answer',
+      });
+    }
+    return answer.id;
+  }
+
+  /**
+   * Streams a media file a user sent. The platform gives a short-lived URL;
+   * the token goes there only when it is one of the platform's hosts, and
+   * redirects are not followed.
+   */
+  async downloadMedia(mediaId: string, token: string): Promise<MediaDownload> {
+    const meta = await this.call<{ url?: unknown; mime_type?: unknown }>({
+      method: 'GET',
+      path: `/${segment(mediaId)}`,
+      token,
+      idempotent: true,
+    });
+    if (typeof meta.url !== 'string' || !this.isPlatformHost(meta.url)) {
+      throw new PlatformError({
+        kind: 'unavailable',
+        platformMessage: 'the platform gave no media URL on one of its hosts',
+      });
+    }
+    let response: AxiosResponse<Readable>;
+    try {
+      response = await axios.get<Readable>(meta.url, {
+        responseType: 'stream',
+        headers: { Authorization: `Bearer ${token}` },
+        timeout: this.config.PLATFORM_TIMEOUT_MS,
+        maxRedirects: 0,
+        validateStatus: () => true,
+        httpAgent: this.httpAgent,
+        httpsAgent: this.httpsAgent,
+      });
+    } catch (error) {
+      throw new PlatformError(this.networkFailure(error, { idempotent: true }).failure);
+    }
+    if (response.status !== 200) {
+      response.data.destroy();
+      throw new PlatformError({
+        kind: response.status >= 500 ? 'unavailable' : 'rejected',
+        httpStatus: response.status,
+        platformMessage: `media download answered HTTP ${response.status}`,
+      });
+    }
+    const length = Number(response.headers['content-length']);
+    return {
+      stream: response.data,
+      contentType:
+        String(response.headers['content-type'] ?? '') ||
+        (typeof meta.mime_type === 'string' ? meta.mime_type : 'application/octet-stream'),
+      contentLength: Number.isFinite(length) ? length : undefined,
+    };
+  }
+
+  /** The API's own host, or a host the platform serves media from. */
+  private isPlatformHost(url: string): boolean {
+    let host: string;
+    try {
+      const parsed = new URL(url);
+      if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return false;
+      host = parsed.host;
+    } catch {
+      return false;
+    }
+    if (host === new URL(this.config.PLATFORM_API_URL).host) return true;
+    const hostname = host.split(':')[0];
+    return PLATFORM_MEDIA_HOST_SUFFIXES.some(
+      (suffix) => hostname === suffix || hostname.endsWith(`.${suffix}`),
+    );
+  }
+
   /** Any HTTP answer from the platform's base URL means it is reachable. */
   async ping(signal: AbortSignal): Promise<void> {
     await axios.get(this.config.PLATFORM_API_URL, {
@@ -201,7 +338,7 @@ export class PlatformClient implements OnApplicationShutdown {
       const outcome = await this.attempt<T>(call);
       if (outcome.ok) return outcome.value;
       const { failure } = outcome;
-      const last = !outcome.retry || attempt >= policy.maxAttempts;
+      const last = !outcome.retry || attempt >= (call.attempts ?? policy.maxAttempts);
       this.logger.warn(
         {
           method: call.method,
@@ -231,7 +368,8 @@ export class PlatformClient implements OnApplicationShutdown {
         url: call.path,
         params: call.params,
         data: call.data,
-        headers: { Authorization: `Bearer ${call.token}` },
+        headers: { ...call.headers, Authorization: `Bearer ${call.token}` },
+        maxBodyLength: Infinity,
       });
     } catch (error) {
       return this.networkFailure(error, call);
@@ -242,7 +380,7 @@ export class PlatformClient implements OnApplicationShutdown {
     return this.httpFailure(response);
   }
 
-  private httpFailure(response: AxiosResponse): Attempt<never> {
+  private httpFailure(response: AxiosResponse): FailedAttempt {
     const body = (response.data as { error?: PlatformErrorBody } | undefined)?.error;
     const code = typeof body?.code === 'number' ? body.code : undefined;
     const throttled =
@@ -267,7 +405,10 @@ export class PlatformClient implements OnApplicationShutdown {
     };
   }
 
-  private networkFailure(error: unknown, call: PlatformCall): Attempt<never> {
+  private networkFailure(error: unknown, call: Pick<PlatformCall, 'idempotent'>): FailedAttempt {
+    // A body stream that failed (e.g. an upload over its limit) is the caller's error, not the network's.
+    if (error instanceof AppException) throw error;
+    if (error instanceof AxiosError && error.cause instanceof AppException) throw error.cause;
     const code = error instanceof AxiosError ? error.code : undefined;
     const timedOut = code === 'ETIMEDOUT' || code === 'ECONNABORTED';
     const neverSent = code !== undefined && NOT_SENT_NETWORK_CODES.has(code);

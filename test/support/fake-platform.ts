@@ -20,6 +20,8 @@ export interface FakeAnswer {
   delayMs?: number;
   /** Never answer (the client must time out). */
   hang?: boolean;
+  /** Send `body` as it is (a string), not as JSON. */
+  raw?: boolean;
 }
 
 type Handler = (request: RecordedRequest) => FakeAnswer;
@@ -41,6 +43,9 @@ export const NUMBER_DETAILS = {
   messaging_limit_tier: 'TIER_1K',
 };
 
+/** What the fake platform serves as a user's media file. */
+export const MEDIA_CONTENT = 'fake-jpeg-bytes-0123456789';
+
 export function platformError(code: number, message = 'error', status = 400): FakeAnswer {
   return {
     status,
@@ -58,12 +63,16 @@ export class FakePlatform {
   private readonly routes: Route[] = [];
   private readonly hanging = new Set<ServerResponse>();
   private sent = 0;
+  private uploads = 0;
   private server: Server;
   url: string;
 
   static async start(): Promise<FakePlatform> {
     const platform = new FakePlatform();
-    platform.server = createServer((req, res) => void platform.handle(req, res));
+    platform.server = createServer((req, res) => {
+      // A client that gives up mid-upload (a body over its limit) is normal here.
+      platform.handle(req, res).catch(() => res.destroy());
+    });
     platform.server.listen(0, '127.0.0.1');
     await once(platform.server, 'listening');
     platform.url = `http://127.0.0.1:${(platform.server.address() as AddressInfo).port}`;
@@ -111,13 +120,16 @@ export class FakePlatform {
     const at = Date.now();
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
+    const bytes = Buffer.concat(chunks);
     const url = new URL(req.url ?? '/', 'http://platform');
-    let body: unknown = raw;
-    try {
-      body = raw ? JSON.parse(raw) : undefined;
-    } catch {
-      // not JSON: keep the text
+    // JSON bodies parsed; anything else (multipart uploads) kept byte for byte as latin1 text.
+    let body: unknown;
+    if (bytes.length > 0) {
+      try {
+        body = JSON.parse(bytes.toString('utf8'));
+      } catch {
+        body = bytes.toString('latin1');
+      }
     }
     const request: RecordedRequest = {
       method: req.method ?? 'GET',
@@ -138,7 +150,7 @@ export class FakePlatform {
       'content-type': 'application/json',
       ...(answer.headers ?? {}),
     });
-    res.end(JSON.stringify(answer.body ?? {}));
+    res.end(answer.raw ? (answer.body as string) : JSON.stringify(answer.body ?? {}));
   }
 
   private answer(request: RecordedRequest): FakeAnswer {
@@ -158,8 +170,24 @@ export class FakePlatform {
     if (request.headers.authorization !== `Bearer ${VALID_TOKEN}`) {
       return platformError(190, 'Invalid OAuth access token', 401);
     }
-    const [, , id, action] = request.path.split('/');
+    const [, version, id, action] = request.path.split('/');
+    if (request.method === 'GET' && version === 'files') {
+      return { body: MEDIA_CONTENT, headers: { 'content-type': 'image/jpeg' }, raw: true };
+    }
+    if (request.method === 'GET' && !action && id.startsWith('media-')) {
+      return {
+        body: {
+          id,
+          url: `${this.url}/files/${id}`,
+          mime_type: 'image/jpeg',
+          file_size: MEDIA_CONTENT.length,
+        },
+      };
+    }
     if (request.method === 'GET' && !action) return { body: { id, ...NUMBER_DETAILS } };
+    if (request.method === 'POST' && action === 'media') {
+      return { body: { id: `media-${++this.uploads}` } };
+    }
     if (request.method === 'GET' && action === 'phone_numbers') {
       return {
         body: {

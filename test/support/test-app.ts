@@ -64,7 +64,7 @@ export interface TestApp {
 export function testEnvironment(overrides: Environment = {}): Environment {
   return {
     NODE_ENV: 'test',
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     REDIS_PREFIX: `mct${randomBytes(4).toString('hex')}`,
     PLATFORM_VERIFY_TOKEN: 'test-verify-token',
     PLATFORM_APP_SECRET: 'test-app-secret-1',

@@ -1,0 +1,106 @@
+import { Injectable } from '@nestjs/common';
+import type {} from '@fastify/multipart';
+import type { FastifyRequest } from 'fastify';
+import { ClientInstanceResolver } from '../auth/client-instance.resolver.js';
+import { AppException } from '../common/app.exception.js';
+import type { Instance } from '../instances/entities/instance.entity.js';
+import { InstancesService } from '../instances/instances.service.js';
+import { PlatformClient, type MediaDownload } from '../platform/platform-client.service.js';
+import {
+  MAX_UPLOAD_BYTES,
+  MEDIA_MAX_BYTES,
+  SUPPORTED_MEDIA_TYPES,
+  describeLimit,
+  mediaCategory,
+} from './media-limits.js';
+
+/** Room for the form's other fields and part headers around the file. */
+const MULTIPART_OVERHEAD_BYTES = 16 * 1024;
+
+/** Passes the file on chunk by chunk, stopping with 413 once it is over its limit. */
+async function* limited(
+  file: AsyncIterable<Buffer> & { truncated?: boolean },
+  maxBytes: number,
+  category: string,
+): AsyncGenerator<Buffer> {
+  let total = 0;
+  for await (const chunk of file) {
+    total += chunk.length;
+    if (total > maxBytes) throw tooLarge(category, maxBytes);
+    yield chunk;
+  }
+  if (file.truncated) throw tooLarge(category, maxBytes);
+}
+
+function tooLarge(category: string, maxBytes: number): AppException {
+  return new AppException(
+    'payload_too_large',
+    `${category} files are limited to ${describeLimit(maxBytes)}`,
+  );
+}
+
+@Injectable()
+export class MediaService {
+  constructor(
+    private readonly resolver: ClientInstanceResolver,
+    private readonly instances: InstancesService,
+    private readonly platform: PlatformClient,
+  ) {}
+
+  /**
+   * Streams a multipart upload (`instance_id` field, then `file`) to the
+   * platform. Type (415) and size (413) are checked before anything goes
+   * upstream whenever the request says its length; a body that does not is
+   * counted as it flows and cut off at the limit.
+   */
+  async upload(request: FastifyRequest): Promise<string> {
+    if (!request.isMultipart()) {
+      throw new AppException(
+        'unsupported_media_type',
+        'Send multipart/form-data with the fields instance_id and file',
+      );
+    }
+    const declared = Number(request.headers['content-length']);
+    if (declared > MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD_BYTES) {
+      throw tooLarge('document', MAX_UPLOAD_BYTES);
+    }
+    const part = await request.file();
+    if (!part) throw AppException.validation([{ field: 'file', message: 'is required' }]);
+    try {
+      const field = part.fields.instance_id;
+      const requested =
+        field && !Array.isArray(field) && field.type === 'field' ? field.value : undefined;
+      const instance = await this.resolver.resolve(
+        request.apiKeyPrincipal!,
+        requested ?? (request.query as { instance_id?: unknown }).instance_id,
+      );
+      const category = mediaCategory(part.mimetype);
+      if (!category) {
+        throw new AppException(
+          'unsupported_media_type',
+          `${part.mimetype} is not a type the platform takes (${SUPPORTED_MEDIA_TYPES.join(', ')})`,
+        );
+      }
+      const maxBytes = MEDIA_MAX_BYTES[category];
+      if (declared > maxBytes + MULTIPART_OVERHEAD_BYTES) throw tooLarge(category, maxBytes);
+      return await this.platform.uploadMedia(
+        instance.phone_number_id,
+        this.instances.accessToken(instance),
+        {
+          file: limited(part.file, maxBytes, category),
+          filename: part.filename || 'upload',
+          contentType: part.mimetype,
+        },
+      );
+    } finally {
+      // Whatever happened, let the rest of the body flow past, so the request
+      // completes and the connection is not left half-read.
+      part.file.resume();
+      request.raw.resume();
+    }
+  }
+
+  download(instance: Instance, mediaId: string): Promise<MediaDownload> {
+    return this.platform.downloadMedia(mediaId, this.instances.accessToken(instance));
+  }
+}

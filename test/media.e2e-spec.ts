@@ -1,0 +1,194 @@
+import { randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { MEDIA_CONTENT, VALID_TOKEN, type FakePlatform } from './support/fake-platform.js';
+import { adminToken, http, useTestService, type TestApp } from './support/test-app.js';
+
+const KEY = 'global-media-key-0123456789';
+
+function form(
+  fields: Record<string, string>,
+  file?: { bytes: Buffer; type: string; name: string },
+) {
+  const data = new FormData();
+  for (const [name, value] of Object.entries(fields)) data.append(name, value);
+  if (file) data.append('file', new Blob([file.bytes], { type: file.type }), file.name);
+  return data;
+}
+
+describe('media upload and download', () => {
+  const context = useTestService({ API_KEY: KEY });
+  let platform: FakePlatform;
+  let service: TestApp;
+  let instanceId: string;
+  let token: string;
+
+  const upload = async (
+    body: FormData | string,
+    headers: Record<string, string> = {},
+    key = KEY,
+  ) => {
+    const response = await fetch(`${service.url}/media/upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, ...headers },
+      body,
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+
+  beforeAll(async () => {
+    ({ platform, service } = context);
+    token = await adminToken(service.url);
+    const created = await http<{ id: string }>(service.url, 'POST', '/admin/instances', {
+      token,
+      body: {
+        name: 'Media',
+        phone_number_id: '600000000001',
+        channel_account_id: '600000000002',
+        access_token: VALID_TOKEN,
+        token_type: 'system_user',
+      },
+    });
+    instanceId = created.body.id;
+  });
+
+  beforeEach(() => platform.reset());
+
+  it('streams an upload to the platform as its multipart body and answers the media id', async () => {
+    const bytes = randomBytes(256 * 1024);
+    const answer = await upload(
+      form({ instance_id: instanceId }, { bytes, type: 'image/jpeg', name: 'photo.jpg' }),
+    );
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ id: 'media-1' });
+    const [call] = platform.callsTo(/\/media$/);
+    expect(call.path).toBe('/v25.0/600000000001/media');
+    expect(call.headers.authorization).toBe(`Bearer ${VALID_TOKEN}`);
+    expect(call.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
+    const body = Buffer.from(call.body as string, 'latin1');
+    const text = body.toString('latin1');
+    expect(text).toMatch(/name="messaging_product"\r\n\r\nmessenger\r\n/);
+    expect(text).toMatch(/name="type"\r\n\r\nimage\/jpeg\r\n/);
+    expect(text).toMatch(/name="file"; filename="photo.jpg"\r\nContent-Type: image\/jpeg/);
+    expect(body.includes(bytes)).toBe(true);
+  });
+
+  it('takes the instance from a bound key when the form names none', async () => {
+    const bound = await http<{ key: string }>(service.url, 'POST', '/admin/api-keys', {
+      token,
+      body: { name: 'bound', instance_id: instanceId },
+    });
+    const answer = await upload(
+      form({}, { bytes: Buffer.from('RIFFxxxxWEBP'), type: 'image/webp', name: 's.webp' }),
+      {},
+      bound.body.key,
+    );
+    expect(answer.status).toBe(200);
+  });
+
+  it('refuses a file over its type limit with 413 before any upstream call', async () => {
+    const answer = await upload(
+      form(
+        { instance_id: instanceId },
+        { bytes: Buffer.alloc(5 * 1024 * 1024 + 1), type: 'image/png', name: 'big.png' },
+      ),
+    );
+    expect(answer.status).toBe(413);
+    expect(answer.body).toMatchObject({
+      code: 'payload_too_large',
+      message: expect.stringContaining('5 MB'),
+    });
+    const sticker = await upload(
+      form(
+        { instance_id: instanceId },
+        { bytes: Buffer.alloc(600 * 1024), type: 'image/webp', name: 'big.webp' },
+      ),
+    );
+    expect(sticker.status).toBe(413);
+    expect(sticker.body.message).toContain('500 KB');
+    expect(platform.callsTo(/\/media$/)).toHaveLength(0);
+  });
+
+  it('cuts off a chunked upload that turns out too large, answering 413', async () => {
+    const boundary = 'xyzBOUNDARY';
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${service.url}/media/upload`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${KEY}`,
+          'content-type': `multipart/form-data; boundary=${boundary}`,
+          'transfer-encoding': 'chunked',
+        },
+      });
+      req.on('response', (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.write(
+        `--${boundary}\r\nContent-Disposition: form-data; name="instance_id"\r\n\r\n${instanceId}\r\n` +
+          `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="s.webp"\r\nContent-Type: image/webp\r\n\r\n`,
+      );
+      const chunk = Buffer.alloc(64 * 1024);
+      let sent = 0;
+      const pump = (): void => {
+        while (sent < 700 * 1024) {
+          sent += chunk.length;
+          if (!req.write(chunk)) {
+            req.once('drain', pump);
+            return;
+          }
+        }
+        req.end(`\r\n--${boundary}--\r\n`);
+      };
+      pump();
+    });
+    expect(status).toBe(413);
+  });
+
+  it('refuses a type the platform does not take with 415, before any upstream call', async () => {
+    const answer = await upload(
+      form(
+        { instance_id: instanceId },
+        { bytes: Buffer.from('GIF89a'), type: 'image/gif', name: 'a.gif' },
+      ),
+    );
+    expect(answer.status).toBe(415);
+    expect(answer.body).toMatchObject({ code: 'unsupported_media_type' });
+    const notMultipart = await upload('{"file":"x"}', { 'content-type': 'application/json' });
+    expect(notMultipart.status).toBe(415);
+    expect(platform.requests).toHaveLength(0);
+  });
+
+  it('refuses a form without a file or without an instance', async () => {
+    expect((await upload(form({ instance_id: instanceId }))).status).toBe(400);
+    const noInstance = await upload(
+      form({}, { bytes: Buffer.from('x'), type: 'image/jpeg', name: 'a.jpg' }),
+    );
+    expect(noInstance.status).toBe(400);
+    expect(noInstance.body).toMatchObject({ details: [{ field: 'instance_id' }] });
+  });
+
+  it('streams a media file back with its content type, the token going to the platform only', async () => {
+    const response = await fetch(`${service.url}/media/media-7?instance_id=${instanceId}`, {
+      headers: { authorization: `Bearer ${KEY}` },
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('image/jpeg');
+    expect(await response.text()).toBe(MEDIA_CONTENT);
+    const [meta, file] = platform.requests;
+    expect(meta.path).toBe('/v25.0/media-7');
+    expect(file.path).toBe('/files/media-7');
+    expect(file.headers.authorization).toBe(`Bearer ${VALID_TOKEN}`);
+  });
+
+  it('does not follow a media URL off the platform hosts', async () => {
+    platform.on('GET', /^\/v25\.0\/media-9$/, {
+      body: { url: 'http://collector.invalid/steal', mime_type: 'image/jpeg' },
+    });
+    const answer = await http(service.url, 'GET', `/media/media-9?instance_id=${instanceId}`, {
+      token: KEY,
+    });
+    expect(answer.status).toBe(502);
+    expect(platform.requests).toHaveLength(1);
+  });
+});
