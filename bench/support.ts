@@ -23,6 +23,10 @@ export async function startZeroLatencyPlatform(): Promise<{
         res.end(`{"messaging_product":"messenger","messages":[{"id":"wamid.bench${sends}"}]}`);
         return;
       }
+      if (req.method === 'POST' && req.url?.endsWith('/media')) {
+        res.end('{"id":"media-bench"}');
+        return;
+      }
       res.end(
         '{"display_phone_number":"+1 555 0100","verified_name":"Bench","quality_rating":"GREEN"}',
       );

@@ -74,9 +74,10 @@ function describe(failure: PlatformFailure): string {
     if (failure.mayHaveBeenSent) {
       return 'The platform did not answer in time; the message may have been sent, so it was not retried (check the number before sending again)';
     }
-    return failure.httpStatus
-      ? `The platform failed with HTTP ${failure.httpStatus} after retries`
-      : 'The platform could not be reached after retries';
+    if (failure.httpStatus) return `The platform failed with HTTP ${failure.httpStatus}`;
+    return failure.platformMessage
+      ? `The platform failed: ${failure.platformMessage}`
+      : 'The platform could not be reached';
   }
   return `The platform refused the request${failure.platformMessage ? `: ${failure.platformMessage}` : ''}`;
 }
