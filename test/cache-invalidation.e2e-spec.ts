@@ -1,8 +1,8 @@
-import { VALID_TOKEN } from './support/fake-platform.js';
 import {
   adminToken,
   http,
   startTestApp,
+  createInstance,
   useTestService,
   type TestApp,
 } from './support/test-app.js';
@@ -26,17 +26,7 @@ describe('request-path caches across processes', () => {
       REDIS_PREFIX: first.config.REDIS_PREFIX,
     });
     token = await adminToken(first.url);
-    const created = await http<{ id: string }>(first.url, 'POST', '/admin/instances', {
-      token,
-      body: {
-        name: 'Cached',
-        phone_number_id: '500000000001',
-        channel_account_id: '500000000002',
-        access_token: VALID_TOKEN,
-        token_type: 'system_user',
-      },
-    });
-    instanceId = created.body.id;
+    instanceId = await createInstance(first.url, token, '500000000001', 'Cached');
   });
 
   afterAll(() => second.close());

@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { MEDIA_CONTENT, VALID_TOKEN, type FakePlatform } from './support/fake-platform.js';
-import { adminToken, http, useTestService, type TestApp } from './support/test-app.js';
+import {
+  adminToken,
+  createInstance,
+  http,
+  useTestService,
+  type TestApp,
+} from './support/test-app.js';
 
 const KEY = 'global-media-key-0123456789';
 
@@ -38,17 +44,7 @@ describe('media upload and download', () => {
   beforeAll(async () => {
     ({ platform, service } = context);
     token = await adminToken(service.url);
-    const created = await http<{ id: string }>(service.url, 'POST', '/admin/instances', {
-      token,
-      body: {
-        name: 'Media',
-        phone_number_id: '600000000001',
-        channel_account_id: '600000000002',
-        access_token: VALID_TOKEN,
-        token_type: 'system_user',
-      },
-    });
-    instanceId = created.body.id;
+    instanceId = await createInstance(service.url, token, '600000000001', 'Media');
   });
 
   beforeEach(() => platform.reset());

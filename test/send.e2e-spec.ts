@@ -1,6 +1,7 @@
 import { FakePlatform, VALID_TOKEN, platformError } from './support/fake-platform.js';
 import {
   adminToken,
+  createInstance,
   http,
   useTestService,
   type TestApp,
@@ -50,17 +51,7 @@ describe('sending messages', () => {
     ({ db, platform, service } = context);
     token = await adminToken(service.url);
     phoneNumberId = '300000000001';
-    const created = await http<{ id: string }>(service.url, 'POST', '/admin/instances', {
-      token,
-      body: {
-        name: 'Sender',
-        phone_number_id: phoneNumberId,
-        channel_account_id: '102290129340398',
-        access_token: VALID_TOKEN,
-        token_type: 'system_user',
-      },
-    });
-    instanceId = created.body.id;
+    instanceId = await createInstance(service.url, token, phoneNumberId, 'Sender');
     await openWindow();
   });
 

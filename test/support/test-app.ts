@@ -7,7 +7,7 @@ import { createApp } from '../../src/app.setup.js';
 import type { AppConfig } from '../../src/config/app-config.js';
 import { loadConfig, type Environment } from '../../src/config/load-config.js';
 import { PlatformClient } from '../../src/platform/platform-client.service.js';
-import { FakePlatform } from './fake-platform.js';
+import { FakePlatform, VALID_TOKEN } from './fake-platform.js';
 
 export const ADMIN_PASSWORD = 'test-admin-password';
 export const ENCRYPTION_KEY = randomBytes(32).toString('hex');
@@ -182,4 +182,26 @@ export function useTestService(overrides: Environment = {}): TestContext {
     await context.db?.drop();
   });
   return context;
+}
+
+/** Creates an instance through the admin API (the fake platform accepts VALID_TOKEN); returns its id. */
+export async function createInstance(
+  baseUrl: string,
+  token: string,
+  phoneNumberId: string,
+  name = 'Store',
+): Promise<string> {
+  const answer = await http<{ id: string }>(baseUrl, 'POST', '/admin/instances', {
+    token,
+    body: {
+      name,
+      phone_number_id: phoneNumberId,
+      channel_account_id: '102290129340398',
+      access_token: VALID_TOKEN,
+      token_type: 'system_user',
+    },
+  });
+  if (answer.status !== 201)
+    throw new Error(`instance not created: ${answer.status} ${answer.text}`);
+  return answer.body.id;
 }
