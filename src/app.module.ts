@@ -18,6 +18,7 @@ import { MediaModule } from './media/media.module.js';
 import { MessagesModule } from './messages/messages.module.js';
 import { RedisModule } from './redis/redis.module.js';
 import { SendModule } from './send/send.module.js';
+import { WebhookModule } from './webhook/webhook.module.js';
 
 @Module({})
 export class AppModule {
@@ -44,6 +45,7 @@ export class AppModule {
         MessagesModule,
         SendModule,
         MediaModule,
+        WebhookModule,
       );
     }
     return {

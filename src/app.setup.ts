@@ -34,6 +34,8 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     bufferLogs: true,
+    // The webhook signature is checked over the bytes received, never re-serialised JSON.
+    rawBody: true,
   });
   app.useLogger(app.get(Logger));
   const fastify = app.getHttpAdapter().getInstance();

@@ -1,0 +1,156 @@
+import { createHmac } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { WEBHOOK_QUEUE, type WebhookDeliveryJob } from '../src/common/queues.js';
+import {
+  adminToken,
+  createInstance,
+  freePort,
+  http,
+  startTestApp,
+  useTestService,
+  type TestApp,
+} from './support/test-app.js';
+
+const SECRET = 'test-app-secret-1';
+const ROTATED = 'test-app-secret-2';
+
+function sign(body: string, secret = SECRET): string {
+  return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
+}
+
+describe('webhook: verification and durable acknowledgement', () => {
+  const context = useTestService({ PLATFORM_APP_SECRET: `${SECRET},${ROTATED}` });
+  let service: TestApp;
+  let queue: Queue<WebhookDeliveryJob>;
+
+  const post = (body: string, signature?: string) =>
+    http(service.url, 'POST', '/webhooks/messenger', {
+      rawBody: body,
+      headers: signature ? { 'x-hub-signature-256': signature } : {},
+    });
+  const stored = async () =>
+    (await queue.getJobs(['waiting', 'active', 'completed'])).map((j) => j.data.body);
+
+  beforeAll(() => {
+    service = context.service;
+    queue = new Queue(WEBHOOK_QUEUE, {
+      connection: { url: 'redis://127.0.0.1:6379' },
+      prefix: service.config.REDIS_PREFIX,
+    });
+  });
+
+  afterAll(() => queue.close());
+
+  describe('GET (subscription check)', () => {
+    const verify = (token: string, mode = 'subscribe') =>
+      http(
+        service.url,
+        'GET',
+        `/webhooks/messenger?hub.mode=${mode}&hub.verify_token=${encodeURIComponent(token)}&hub.challenge=1158201444`,
+      );
+
+    it('echoes the challenge as plain text for the configured verify token', async () => {
+      const answer = await verify('test-verify-token');
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('content-type')).toMatch(/^text\/plain/);
+      expect(answer.text).toBe('1158201444');
+    });
+
+    it("accepts an instance's own webhook_verify_token", async () => {
+      const token = await adminToken(service.url);
+      const id = await createInstance(service.url, token, '800000000001');
+      const detail = await http<{ webhook_verify_token: string }>(
+        service.url,
+        'GET',
+        `/admin/instances/${id}`,
+        {
+          token,
+        },
+      );
+      const answer = await verify(detail.body.webhook_verify_token);
+      expect(answer.status).toBe(200);
+      expect(answer.text).toBe('1158201444');
+    });
+
+    it('answers 403 invalid_verify_token for a wrong token or mode', async () => {
+      for (const answer of [
+        await verify('wrong-token'),
+        await verify('test-verify-token', 'unsubscribe'),
+      ]) {
+        expect(answer.status).toBe(403);
+        expect(answer.body).toMatchObject({ code: 'invalid_verify_token' });
+      }
+    });
+  });
+
+  describe('POST (deliveries)', () => {
+    it('stores a validly signed delivery before answering 200 {status: ok}', async () => {
+      const body = JSON.stringify({
+        object: 'messenger_business_account',
+        entry: [{ id: 'ok-1', changes: [] }],
+      });
+      const answer = await post(body, sign(body));
+      expect(answer.status).toBe(200);
+      expect(answer.body).toEqual({ status: 'ok' });
+      expect(await stored()).toContain(body);
+    });
+
+    it('checks the raw bytes, not re-serialised JSON (escapes, spacing, non-ASCII)', async () => {
+      const body =
+        '{ "object":"messenger_business_account",  "entry":[{"id":"raw-2","changes":[],"note":"caf\\u00e9 – São Paulo 👋"}] }';
+      expect(JSON.stringify(JSON.parse(body))).not.toBe(body);
+      const answer = await post(body, sign(body));
+      expect(answer.status).toBe(200);
+      expect(await stored()).toContain(body);
+    });
+
+    it('accepts every configured secret (rotation)', async () => {
+      const body = JSON.stringify({
+        object: 'messenger_business_account',
+        entry: [{ id: 'rotated-3' }],
+      });
+      expect((await post(body, sign(body, ROTATED))).status).toBe(200);
+    });
+
+    it('answers 401 invalid_signature and keeps nothing for a wrong or missing signature', async () => {
+      const body = JSON.stringify({
+        object: 'messenger_business_account',
+        entry: [{ id: 'forged-4' }],
+      });
+      const before = (await stored()).length;
+      for (const signature of [
+        undefined,
+        sign(body, 'another-secret'),
+        'sha256=deadbeef',
+        sign(`${body} `),
+      ]) {
+        const answer = await post(body, signature);
+        expect(answer.status).toBe(401);
+        expect(answer.body).toMatchObject({ code: 'invalid_signature' });
+      }
+      expect((await stored()).length).toBe(before);
+    });
+
+    it('answers 503 when the delivery cannot be stored (Redis down), quickly', async () => {
+      const noRedis = await startTestApp({
+        DATABASE_URL: context.db.url,
+        PLATFORM_API_URL: context.platform.url,
+        PLATFORM_APP_SECRET: SECRET,
+        REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+      });
+      try {
+        const body = JSON.stringify({ object: 'messenger_business_account', entry: [] });
+        const started = Date.now();
+        const down = await http(noRedis.url, 'POST', '/webhooks/messenger', {
+          rawBody: body,
+          headers: { 'x-hub-signature-256': sign(body) },
+        });
+        expect(down.status).toBe(503);
+        expect(down.body).toMatchObject({ code: 'unavailable' });
+        expect(Date.now() - started).toBeLessThan(3000);
+      } finally {
+        await noRedis.close();
+      }
+    });
+  });
+});
