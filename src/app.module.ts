@@ -18,6 +18,7 @@ import { MediaModule } from './media/media.module.js';
 import { MessagesModule } from './messages/messages.module.js';
 import { RedisModule } from './redis/redis.module.js';
 import { SendModule } from './send/send.module.js';
+import { WebhookWorkerModule } from './webhook/webhook-worker.module.js';
 import { WebhookModule } from './webhook/webhook.module.js';
 
 @Module({})
@@ -48,6 +49,7 @@ export class AppModule {
         WebhookModule,
       );
     }
+    if (config.runsWorkers) imports.push(WebhookWorkerModule);
     return {
       module: AppModule,
       imports,

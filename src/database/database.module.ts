@@ -8,9 +8,14 @@ import { Contact } from '../messages/entities/contact.entity.js';
 import { Message } from '../messages/entities/message.entity.js';
 import { InitialSchema1763740800000 } from './migrations/1763740800000-initial-schema.js';
 import { MessagesAndContacts1763827200000 } from './migrations/1763827200000-messages-and-contacts.js';
+import { TemplateEvents1763913600000 } from './migrations/1763913600000-template-events.js';
 
 export const ENTITIES = [Instance, ApiKey, Message, Contact];
-export const MIGRATIONS = [InitialSchema1763740800000, MessagesAndContacts1763827200000];
+export const MIGRATIONS = [
+  InitialSchema1763740800000,
+  MessagesAndContacts1763827200000,
+  TemplateEvents1763913600000,
+];
 
 /** Any constant: every process that migrates takes the same PostgreSQL advisory lock. */
 const MIGRATION_LOCK_ID = 7_250_113_001;

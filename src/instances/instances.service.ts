@@ -6,7 +6,7 @@ import { AppException } from '../common/app.exception.js';
 import { INSTANCE_TOPIC, REQUEST_PATH_CACHE_TTL_MS } from '../common/cache-topics.js';
 import { LocalCache } from '../common/local-cache.js';
 import { CryptoService } from '../crypto/crypto.service.js';
-import { CacheInvalidationService } from '../redis/cache-invalidation.service.js';
+import { ALL_KEYS, CacheInvalidationService } from '../redis/cache-invalidation.service.js';
 import { PlatformClient } from '../platform/platform-client.service.js';
 import type { PhoneNumberDetails } from '../platform/platform.types.js';
 import type { CreateInstanceDto } from './dto/create-instance.dto.js';
@@ -35,6 +35,7 @@ function numberValues(details: PhoneNumberDetails): Partial<Instance> {
 export class InstancesService {
   private readonly logger = new Logger(InstancesService.name);
   private readonly byId = new LocalCache<Instance>(REQUEST_PATH_CACHE_TTL_MS);
+  private readonly byPhoneNumberId = new LocalCache<Instance>(REQUEST_PATH_CACHE_TTL_MS);
 
   constructor(
     @InjectRepository(Instance) private readonly instances: Repository<Instance>,
@@ -42,7 +43,11 @@ export class InstancesService {
     private readonly platform: PlatformClient,
     private readonly invalidation: CacheInvalidationService,
   ) {
-    invalidation.on(INSTANCE_TOPIC, (id) => this.byId.delete(id));
+    invalidation.on(INSTANCE_TOPIC, (id) => {
+      this.byId.delete(id);
+      // Keyed by number, not id: changes are rare, so drop them all.
+      this.byPhoneNumberId.delete(ALL_KEYS);
+    });
   }
 
   /** Checks the token with the platform (422/502 when it fails), then stores the instance. */
@@ -88,6 +93,18 @@ export class InstancesService {
       id,
     ]);
     if (row) this.byId.set(id, row);
+    return row ?? null;
+  }
+
+  /** For the webhook workers: the instance a number's deliveries belong to (cached like findById). */
+  async findByPhoneNumberId(phoneNumberId: string): Promise<Instance | null> {
+    const cached = this.byPhoneNumberId.get(phoneNumberId);
+    if (cached) return cached;
+    const [row] = await this.instances.query<Instance[]>(
+      'SELECT * FROM instances WHERE phone_number_id = $1',
+      [phoneNumberId],
+    );
+    if (row) this.byPhoneNumberId.set(phoneNumberId, row);
     return row ?? null;
   }
 

@@ -1,13 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Queue } from 'bullmq';
 import { DataSource } from 'typeorm';
 import { AppException } from '../common/app.exception.js';
-import { WEBHOOK_DELIVERY_JOB, WEBHOOK_QUEUE, type WebhookDeliveryJob } from '../common/queues.js';
 import { AppConfig } from '../config/app-config.js';
+import { DeliveryQueue } from './delivery-queue.service.js';
 import { hasValidSignature } from './webhook-signature.js';
 
 /** Longest the acknowledgement waits for the durable write. */
@@ -24,7 +22,7 @@ export class WebhookService {
 
   constructor(
     private readonly config: AppConfig,
-    @InjectQueue(WEBHOOK_QUEUE) private readonly deliveries: Queue<WebhookDeliveryJob>,
+    private readonly deliveries: DeliveryQueue,
     @InjectDataSource() private readonly db: DataSource,
   ) {}
 
@@ -55,10 +53,7 @@ export class WebhookService {
       // well within the platform's 5 s. A write that still lands later is a
       // duplicate delivery, which de-duplication by wamid absorbs.
       await Promise.race([
-        this.deliveries.add(WEBHOOK_DELIVERY_JOB, {
-          body: rawBody.toString('utf8'),
-          receivedAt: Date.now(),
-        }),
+        this.deliveries.add({ body: rawBody.toString('utf8'), receivedAt: Date.now() }),
         sleep(STORE_TIMEOUT_MS).then(() => Promise.reject(new Error('queue write timed out'))),
       ]);
     } catch (error) {

@@ -1,0 +1,32 @@
+import { WorkerHost } from '@nestjs/bullmq';
+import { Inject, type BeforeApplicationShutdown } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { REDIS_CLIENT } from '../redis/redis.constants.js';
+
+/** Longest shutdown waits for a worker's active jobs before abandoning them (BullMQ re-runs them). */
+const WORKER_DRAIN_MS = 20_000;
+
+/**
+ * A processor whose worker closes before Nest's own shutdown hooks: it lets
+ * active jobs finish when Redis answers, and closes at once when Redis is
+ * away (a plain close would wait for Redis forever). BullMQ's later close()
+ * joins this one.
+ */
+export abstract class GracefulWorkerHost extends WorkerHost implements BeforeApplicationShutdown {
+  @Inject(REDIS_CLIENT) private readonly redis: Redis;
+
+  async beforeApplicationShutdown(): Promise<void> {
+    const worker = this.worker;
+    if (!worker) return;
+    if (this.redis.status !== 'ready') {
+      await worker.close(true);
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const forced = new Promise<void>((resolve) => {
+      timer = setTimeout(() => void worker.close(true).then(resolve, resolve), WORKER_DRAIN_MS);
+    });
+    await Promise.race([worker.close(), forced]);
+    clearTimeout(timer);
+  }
+}

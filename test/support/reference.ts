@@ -1,0 +1,42 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { load } from 'js-yaml';
+
+/** The platform's published OpenAPI description, beside the project in ../shared/reference. */
+const REFERENCE = resolve(
+  process.cwd(),
+  '../shared/reference/platform-business-messaging-openapi-v23.yaml',
+);
+
+interface OpenApi {
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        requestBody?: {
+          content?: Record<string, { examples?: Record<string, { value: unknown }> }>;
+        };
+      }
+    >
+  >;
+}
+
+/** The reference uses the platform's public product name where we use `messenger`. */
+function translate(value: unknown): unknown {
+  return JSON.parse(
+    JSON.stringify(value)
+      .replaceAll('whatsapp_business_account', 'messenger_business_account')
+      .replaceAll('"whatsapp"', '"messenger"'),
+  ) as unknown;
+}
+
+/** The request examples of one path and method, by name, translated to our names. */
+export function referenceExamples(path: string, method = 'post'): Record<string, unknown> {
+  const spec = load(readFileSync(REFERENCE, 'utf8')) as OpenApi;
+  const examples =
+    spec.paths[path][method].requestBody?.content?.['application/json']?.examples ?? {};
+  return Object.fromEntries(
+    Object.entries(examples).map(([name, example]) => [name, translate(example.value)]),
+  );
+}
