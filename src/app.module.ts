@@ -1,9 +1,10 @@
 import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common';
-import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { BullModule } from '@nestjs/bullmq';
 import { LoggerModule } from 'nestjs-pino';
 import { AdminModule } from './admin/admin.module.js';
 import { AuthModule } from './auth/auth.module.js';
+import { PublicOnlyGuard } from './auth/public-only.guard.js';
 import { AllExceptionsFilter } from './common/all-exceptions.filter.js';
 import { loggerOptions } from './common/logger.options.js';
 import { createValidationPipe } from './common/validation.js';
@@ -56,6 +57,8 @@ export class AppModule {
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         { provide: APP_PIPE, useFactory: createValidationPipe },
+        // The API's guard comes with AuthModule; a worker still denies by default.
+        ...(config.runsHttpApi ? [] : [{ provide: APP_GUARD, useClass: PublicOnlyGuard }]),
       ],
     };
   }

@@ -164,6 +164,16 @@ describe('health probes', () => {
       });
       expect(login.status).toBe(404);
       expect(login.body).toMatchObject({ code: 'not_found' });
+      // No API route at all: a worker runs no guard, so it must serve none.
+      for (const [method, path] of [
+        ['GET', '/admin/instances'],
+        ['GET', '/instance/phone_numbers'],
+        ['POST', '/send/text'],
+        ['GET', '/messages/wamid.x'],
+        ['POST', '/webhooks/messenger'],
+      ] as const) {
+        expect((await http(worker.url, method, path)).status).toBe(404);
+      }
     } finally {
       await worker.close();
     }

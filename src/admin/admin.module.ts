@@ -1,13 +1,13 @@
 import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module.js';
-import { InstancesModule } from '../instances/instances.module.js';
+import { InstanceStoreModule } from '../instances/instance-store.module.js';
 import { AdminAuthController } from './admin-auth.controller.js';
 import { AdminAuthService } from './admin-auth.service.js';
 import { ApiKeysController } from './api-keys.controller.js';
 import { LoginThrottleService } from './login-throttle.service.js';
 
 @Module({
-  imports: [AuthModule, InstancesModule],
+  imports: [AuthModule, InstanceStoreModule],
   controllers: [AdminAuthController, ApiKeysController],
   providers: [AdminAuthService, LoginThrottleService],
 })

@@ -4,7 +4,7 @@ import { JwtModule } from '@nestjs/jwt';
 import { PassportModule } from '@nestjs/passport';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { InstancesModule } from '../instances/instances.module.js';
+import { InstanceStoreModule } from '../instances/instance-store.module.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { AuthGuard, JwtAuthGuard } from './auth.guard.js';
 import { ClientInstanceResolver } from './client-instance.resolver.js';
@@ -14,7 +14,7 @@ import { JWT_ALGORITHM, JwtStrategy } from './jwt.strategy.js';
 @Module({
   imports: [
     PassportModule,
-    InstancesModule,
+    InstanceStoreModule,
     TypeOrmModule.forFeature([ApiKey]),
     JwtModule.registerAsync({
       inject: [AppConfig],

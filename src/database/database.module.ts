@@ -9,12 +9,14 @@ import { Message } from '../messages/entities/message.entity.js';
 import { InitialSchema1763740800000 } from './migrations/1763740800000-initial-schema.js';
 import { MessagesAndContacts1763827200000 } from './migrations/1763827200000-messages-and-contacts.js';
 import { TemplateEvents1763913600000 } from './migrations/1763913600000-template-events.js';
+import { Batches1764000000000 } from './migrations/1764000000000-batches.js';
 
 export const ENTITIES = [Instance, ApiKey, Message, Contact];
 export const MIGRATIONS = [
   InitialSchema1763740800000,
   MessagesAndContacts1763827200000,
   TemplateEvents1763913600000,
+  Batches1764000000000,
 ];
 
 /** Any constant: every process that migrates takes the same PostgreSQL advisory lock. */

@@ -1,14 +1,11 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { Instance } from './entities/instance.entity.js';
+import { InstanceStoreModule } from './instance-store.module.js';
 import { InstancesController } from './instances.controller.js';
 import { PhoneNumbersController } from './phone-numbers.controller.js';
-import { InstancesService } from './instances.service.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Instance])],
+  imports: [InstanceStoreModule],
   controllers: [InstancesController, PhoneNumbersController],
-  providers: [InstancesService],
-  exports: [InstancesService],
+  exports: [InstanceStoreModule],
 })
 export class InstancesModule {}

@@ -1,14 +1,9 @@
 import { Module } from '@nestjs/common';
-import { InstancesModule } from '../instances/instances.module.js';
-import { MessagesModule } from '../messages/messages.module.js';
-import { SendPacer } from './send-pacer.service.js';
 import { SendController } from './send.controller.js';
-import { SendService } from './send.service.js';
+import { SendingModule } from './sending.module.js';
 
 @Module({
-  imports: [InstancesModule, MessagesModule],
+  imports: [SendingModule],
   controllers: [SendController],
-  providers: [SendService, SendPacer],
-  exports: [SendService],
 })
 export class SendModule {}
