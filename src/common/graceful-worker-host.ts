@@ -1,5 +1,6 @@
-import { WorkerHost } from '@nestjs/bullmq';
-import { Inject, type BeforeApplicationShutdown } from '@nestjs/common';
+import { OnWorkerEvent, WorkerHost } from '@nestjs/bullmq';
+import { Inject, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
+import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { REDIS_CLIENT } from '../redis/redis.constants.js';
 
@@ -14,6 +15,16 @@ const WORKER_DRAIN_MS = 20_000;
  */
 export abstract class GracefulWorkerHost extends WorkerHost implements BeforeApplicationShutdown {
   @Inject(REDIS_CLIENT) private readonly redis: Redis;
+  private readonly jobLogger = new Logger('Jobs');
+
+  /** A failed attempt is logged; BullMQ retries it per the job's options. */
+  @OnWorkerEvent('failed')
+  onJobFailed(job: Job | undefined, error: Error): void {
+    this.jobLogger.warn(
+      { queue: job?.queueName, jobId: job?.id, attempt: job?.attemptsMade, err: error.message },
+      'job failed',
+    );
+  }
 
   async beforeApplicationShutdown(): Promise<void> {
     const worker = this.worker;

@@ -10,3 +10,12 @@ export interface WebhookDeliveryJob {
   /** When it was received (ms since epoch). */
   receivedAt: number;
 }
+
+/** One delayed, debounced job per (instance, contact): when it runs, the buffer goes to the agent. */
+export const BUFFER_QUEUE = 'contact-buffers';
+export const BUFFER_FLUSH_JOB = 'flush';
+
+export interface BufferFlushJob {
+  instanceId: string;
+  contact: string;
+}

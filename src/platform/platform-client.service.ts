@@ -229,6 +229,23 @@ export class PlatformClient implements OnApplicationShutdown {
     return wamid;
   }
 
+  /** Marks a message read and shows the typing indicator while the agent works (best effort). */
+  async markReadWithTyping(phoneNumberId: string, token: string, wamid: string): Promise<void> {
+    await this.call({
+      method: 'POST',
+      path: `/${segment(phoneNumberId)}/messages`,
+      token,
+      data: {
+        messaging_product: 'messenger',
+        status: 'read',
+        message_id: wamid,
+        typing_indicator: { type: 'text' },
+      },
+      idempotent: true,
+      attempts: 1,
+    });
+  }
+
   /**
    * Uploads a file as it arrives (never held whole in memory); returns the
    * media id. Tried once: a stream cannot be replayed.

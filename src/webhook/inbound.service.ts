@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { BufferService } from '../agent/buffer.service.js';
 import type { Instance } from '../instances/entities/instance.entity.js';
 import { InstancesService } from '../instances/instances.service.js';
 import {
@@ -45,6 +46,7 @@ export class InboundService {
   constructor(
     private readonly instances: InstancesService,
     @InjectDataSource() private readonly db: DataSource,
+    private readonly buffers: BufferService,
   ) {}
 
   async processDelivery(envelope: WebhookEnvelope): Promise<DeliveryOutcome> {
@@ -65,6 +67,13 @@ export class InboundService {
           outcome.templateEvents++;
         }
       }
+    }
+    // One flush per contact, however many of its messages this delivery held.
+    const contacts = new Map(
+      outcome.newMessages.map((m) => [`${m.instance.id}:${m.contact}`, m] as const),
+    );
+    for (const { instance, contact } of contacts.values()) {
+      await this.buffers.schedule(instance.id, contact);
     }
     return outcome;
   }

@@ -1,0 +1,84 @@
+import type { Instance } from '../instances/entities/instance.entity.js';
+import type { InboundMessage } from '../webhook/webhook-payload.js';
+
+/** The body POSTed to AGENT_MODULE_URL (contract §7). */
+export interface AgentRequest {
+  batch_id: string;
+  instance: {
+    id: string;
+    name: string;
+    phone_number_id: string;
+    display_phone_number: string | null;
+  };
+  contact: { wa_id: string; user_id: string | null; name: string | null };
+  messages: AgentMessage[];
+  text: string;
+}
+
+export interface AgentMessage {
+  id: string;
+  type: string;
+  timestamp: string;
+  text: string;
+  context?: { from?: string; id?: string };
+  content: unknown;
+}
+
+/** The words a person would read in a message: body, caption, reply title, place, emoji. */
+export function messageText(message: InboundMessage): string {
+  const content = (message[message.type] ?? {}) as Record<string, unknown>;
+  const str = (value: unknown): string => (typeof value === 'string' ? value : '');
+  switch (message.type) {
+    case 'text':
+      return str(content.body);
+    case 'image':
+    case 'video':
+      return str(content.caption);
+    case 'document':
+      return str(content.caption) || str(content.filename);
+    case 'button':
+      return str(content.text);
+    case 'interactive': {
+      const reply = (content.button_reply ?? content.list_reply ?? {}) as Record<string, unknown>;
+      return str(reply.title);
+    }
+    case 'location': {
+      const coordinate = (value: unknown): string =>
+        typeof value === 'number' || typeof value === 'string' ? String(value) : '';
+      const [latitude, longitude] = [coordinate(content.latitude), coordinate(content.longitude)];
+      return latitude && longitude ? `${latitude},${longitude}` : '';
+    }
+    case 'reaction':
+      return str(content.emoji);
+    default:
+      return '';
+  }
+}
+
+export function buildAgentRequest(
+  batchId: string,
+  instance: Instance,
+  contact: AgentRequest['contact'],
+  messages: InboundMessage[],
+): AgentRequest {
+  const agentMessages = messages.map((message) => ({
+    id: message.id,
+    type: message.type,
+    timestamp: message.timestamp,
+    text: messageText(message),
+    ...(message.context ? { context: message.context } : {}),
+    content: message[message.type] ?? {},
+  }));
+  return {
+    batch_id: batchId,
+    instance: {
+      id: instance.id,
+      name: instance.name,
+      phone_number_id: instance.phone_number_id,
+      display_phone_number: instance.display_phone_number,
+    },
+    contact,
+    messages: agentMessages,
+    text: agentMessages.map((message) => message.text).join('\n'),
+  };
+}

@@ -1,0 +1,282 @@
+import { createHmac } from 'node:crypto';
+import { FakeAgent } from './support/fake-agent.js';
+import type { FakePlatform } from './support/fake-platform.js';
+import {
+  adminToken,
+  createInstance,
+  http,
+  useTestService,
+  type TestApp,
+  type TestDatabase,
+} from './support/test-app.js';
+
+const SECRET = 'test-app-secret-1';
+const PHONE_NUMBER_ID = '106540352200001';
+const agentPromise = FakeAgent.start();
+
+async function waitFor(condition: () => boolean | Promise<boolean>, ms = 8000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+let sequence = 0;
+function textMessage(from: string, body: string, timestamp = Math.floor(Date.now() / 1000)) {
+  return {
+    from,
+    id: `wamid.agent${++sequence}`,
+    timestamp: String(timestamp),
+    type: 'text',
+    text: { body },
+  };
+}
+
+describe('buffering and the agent', () => {
+  let agent: FakeAgent;
+  const context = useTestService({
+    PLATFORM_APP_SECRET: SECRET,
+    AGENT_MODULE_URL: 'http://127.0.0.1:1/agent', // replaced in beforeAll
+    AGENT_MODULE_TOKEN: 'agent-secret-token',
+    MESSAGE_BUFFER_DELAY: '0.4',
+    MESSAGE_BUFFER_MAX_WAIT: '1.5',
+  });
+  let service: TestApp;
+  let platform: FakePlatform;
+  let db: TestDatabase;
+  let instanceId: string;
+
+  const deliver = async (messages: unknown[], contacts: unknown[] = []) => {
+    const body = JSON.stringify({
+      object: 'messenger_business_account',
+      entry: [
+        {
+          id: '102290129340398',
+          changes: [
+            {
+              field: 'messages',
+              value: {
+                messaging_product: 'messenger',
+                metadata: { display_phone_number: '15550001111', phone_number_id: PHONE_NUMBER_ID },
+                contacts,
+                messages,
+              },
+            },
+          ],
+        },
+      ],
+    });
+    const answer = await http(service.url, 'POST', '/webhooks/messenger', {
+      rawBody: body,
+      headers: {
+        'x-hub-signature-256': `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`,
+      },
+    });
+    expect(answer.status).toBe(200);
+  };
+  const sentTexts = (to: string) =>
+    platform
+      .sentMessages()
+      .filter((m) => m.to === to && m.type === 'text')
+      .map((m) => (m.text as { body: string }).body);
+  const callsFor = (waId: string) => agent.calls.filter((c) => c.body.contact.wa_id === waId);
+
+  beforeAll(async () => {
+    agent = await agentPromise;
+    // The app was started before the agent's port was known: point it there.
+    (context.service.config as { AGENT_MODULE_URL?: string }).AGENT_MODULE_URL = agent.url;
+    ({ service, platform, db } = context);
+    instanceId = await createInstance(
+      service.url,
+      await adminToken(service.url),
+      PHONE_NUMBER_ID,
+      'Agent store',
+    );
+  });
+
+  beforeEach(() => {
+    agent.reset();
+    platform.reset();
+  });
+
+  afterAll(() => agent.stop());
+
+  it('gives one message to the agent with the contract body and headers, and sends the reply', async () => {
+    const message = textMessage('5511911110001', 'Oi, tudo bem?');
+    await deliver(
+      [message],
+      [{ wa_id: '5511911110001', user_id: 'BR.123', profile: { name: 'Ana' } }],
+    );
+    await waitFor(() => sentTexts('5511911110001').length === 1);
+    expect(agent.calls).toHaveLength(1);
+    const [call] = agent.calls;
+    expect(call.headers['content-type']).toMatch(/^application\/json/);
+    expect(call.headers['idempotency-key']).toBe(call.body.batch_id);
+    expect(call.headers.authorization).toBe('Bearer agent-secret-token');
+    expect(call.body).toEqual({
+      batch_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      instance: {
+        id: instanceId,
+        name: 'Agent store',
+        phone_number_id: PHONE_NUMBER_ID,
+        display_phone_number: '+55 11 99999-0000',
+      },
+      contact: { wa_id: '5511911110001', user_id: 'BR.123', name: 'Ana' },
+      messages: [
+        {
+          id: message.id,
+          type: 'text',
+          timestamp: message.timestamp,
+          text: 'Oi, tudo bem?',
+          content: { body: 'Oi, tudo bem?' },
+        },
+      ],
+      text: 'Oi, tudo bem?',
+    });
+    expect(sentTexts('5511911110001')).toEqual(['echo: Oi, tudo bem?']);
+    // The typing indicator marked the message read.
+    expect(platform.sentMessages()).toContainEqual({
+      messaging_product: 'messenger',
+      status: 'read',
+      message_id: message.id,
+      typing_indicator: { type: 'text' },
+    });
+    const [batch] = await db.query('SELECT status FROM batches WHERE id = $1', [
+      call.body.batch_id,
+    ]);
+    expect(batch).toEqual({ status: 'done' });
+  });
+
+  it('gathers a burst into one batch in timestamp order', async () => {
+    const from = '5511911110002';
+    const now = Math.floor(Date.now() / 1000);
+    await deliver([textMessage(from, 'primeira', now)]);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await deliver([textMessage(from, 'terceira', now + 2), textMessage(from, 'segunda', now + 1)]);
+    await waitFor(() => callsFor(from).length >= 1);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(callsFor(from)).toHaveLength(1);
+    expect(callsFor(from)[0].body.messages.map((m) => m.text)).toEqual([
+      'primeira',
+      'segunda',
+      'terceira',
+    ]);
+    expect(callsFor(from)[0].body.text).toBe('primeira\nsegunda\nterceira');
+  });
+
+  it('calls the agent once for a delivery re-sent several times, now and later', async () => {
+    const from = '5511911110003';
+    const message = textMessage(from, 'só uma vez');
+    await Promise.all([deliver([message]), deliver([message]), deliver([message])]);
+    await waitFor(() => callsFor(from).length >= 1);
+    await deliver([message]);
+    await new Promise((resolve) => setTimeout(resolve, 900));
+    expect(callsFor(from)).toHaveLength(1);
+    expect(sentTexts(from)).toHaveLength(1);
+  });
+
+  it('keeps interleaved contacts in separate batches', async () => {
+    const [a, b] = ['5511911110004', '5511911110005'];
+    await deliver([textMessage(a, 'a1'), textMessage(b, 'b1')]);
+    await deliver([textMessage(b, 'b2'), textMessage(a, 'a2')]);
+    await waitFor(() => callsFor(a).length === 1 && callsFor(b).length === 1);
+    expect(
+      callsFor(a)[0]
+        .body.messages.map((m) => m.text)
+        .sort(),
+    ).toEqual(['a1', 'a2']);
+    expect(
+      callsFor(b)[0]
+        .body.messages.map((m) => m.text)
+        .sort(),
+    ).toEqual(['b1', 'b2']);
+  });
+
+  it('sends a batch at the latest MESSAGE_BUFFER_MAX_WAIT after its first message', async () => {
+    const from = '5511911110006';
+    const started = Date.now();
+    // A message every 250 ms (shorter than the 400 ms delay) for 2.5 s.
+    for (let i = 0; i < 10; i++) {
+      await deliver([textMessage(from, `m${i}`, Math.floor(started / 1000))]);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    await waitFor(() => callsFor(from).length >= 2);
+    expect(callsFor(from)[0].at - started).toBeLessThan(2300);
+    const all = (
+      await new Promise((resolve) => setTimeout(resolve, 800)).then(() => callsFor(from))
+    ).flatMap((c) => c.body.messages.map((m) => m.text));
+    expect(all).toEqual(Array.from({ length: 10 }, (_, i) => `m${i}`));
+  });
+
+  it('retries the agent on 5xx with the same Idempotency-Key, then sends', async () => {
+    const from = '5511911110007';
+    agent.answerNext({ status: 500 }, { status: 503 }, { body: { reply: 'third time' } });
+    await deliver([textMessage(from, 'retry me')]);
+    await waitFor(() => sentTexts(from).length === 1);
+    expect(callsFor(from)).toHaveLength(3);
+    expect(new Set(callsFor(from).map((c) => c.headers['idempotency-key'])).size).toBe(1);
+    expect(sentTexts(from)).toEqual(['third time']);
+  });
+
+  it('keeps a batch as failed after 3 failed attempts, and sends nothing', async () => {
+    const from = '5511911110008';
+    agent.answerAlways(() => ({ status: 500 }));
+    await deliver([textMessage(from, 'doomed')]);
+    await waitFor(
+      async () =>
+        (await db.query("SELECT 1 FROM batches WHERE contact = $1 AND status = 'failed'", [from]))
+          .length === 1,
+    );
+    expect(callsFor(from)).toHaveLength(3);
+    expect(sentTexts(from)).toHaveLength(0);
+  });
+
+  it('sends nothing for 204, and each valid reply of a list in order', async () => {
+    const quiet = '5511911110009';
+    agent.answerNext({ status: 204 });
+    await deliver([textMessage(quiet, 'shh')]);
+    await waitFor(() => callsFor(quiet).length === 1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(platform.sentMessages().filter((m) => m.to === quiet && m.type)).toHaveLength(0);
+
+    const chatty = '5511911110010';
+    agent.answerNext({
+      body: {
+        replies: [
+          { send: 'text', body: 'Pick one:' },
+          {
+            send: 'interactive',
+            type: 'buttons',
+            body: 'Confirm?',
+            buttons: [{ type: 'reply', reply: { id: 'y', title: 'Yes' } }],
+          },
+          { send: 'interactive', type: 'buttons', body: 'Broken', buttons: [] },
+          { send: 'teleport', body: 'nope' },
+          { send: 'text', body: 'Done.', to: '5599999999999' },
+        ],
+      },
+    });
+    await deliver([textMessage(chatty, 'menu')]);
+    await waitFor(
+      () => platform.sentMessages().filter((m) => m.to === chatty && m.type).length === 3,
+    );
+    const sent = platform
+      .sentMessages()
+      .filter((m) => m.type && (m.to === chatty || m.to === '5599999999999'));
+    expect(sent.map((m) => m.type)).toEqual(['text', 'interactive', 'text']);
+    expect(sent.every((m) => m.to === chatty)).toBe(true);
+  });
+
+  it('splits a reply longer than 4096 characters into ordered messages', async () => {
+    const from = '5511911110011';
+    const long = Array.from({ length: 300 }, (_, i) => `Frase número ${i} do agente.`).join(' ');
+    agent.answerNext({ body: { reply: long } });
+    await deliver([textMessage(from, 'conte tudo')]);
+    await waitFor(() => sentTexts(from).length >= 2);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const parts = sentTexts(from);
+    for (const part of parts) expect(part.length).toBeLessThanOrEqual(4096);
+    expect(parts.join(' ')).toBe(long);
+  });
+});
