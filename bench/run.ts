@@ -1,13 +1,17 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { benchSend, type BenchResult } from './send.bench.js';
+import { benchWebhook } from './webhook.bench.js';
 
-/** `npm run bench [-- send] [--duration 15]`: runs the benchmarks and prints their figures. */
+/** `npm run bench [-- send|webhook] [--duration 15]`: runs the benchmarks and prints their figures. */
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const durationIndex = args.indexOf('--duration');
   const duration = durationIndex >= 0 ? Number(args[durationIndex + 1]) : 15;
   const only = args.find((arg) => !arg.startsWith('--') && arg !== String(duration));
-  const benches: Record<string, (seconds: number) => Promise<BenchResult>> = { send: benchSend };
+  const benches: Record<string, (seconds: number) => Promise<BenchResult>> = {
+    send: benchSend,
+    webhook: benchWebhook,
+  };
   const results: BenchResult[] = [];
   for (const [name, bench] of Object.entries(benches)) {
     if (only && only !== name) continue;
