@@ -265,6 +265,15 @@ describe('webhook processing: every message, status and template event is stored
       () => db.query("SELECT 1 FROM template_events WHERE template_id = '594425479261596'"),
       (rows) => rows.length >= 3,
     );
+    // An event for an account with no instance is acknowledged and not kept.
+    await deliver({
+      ...template('APPROVED', 1749418000),
+      entry: [{ ...template('APPROVED', 1749418000).entry[0], id: '999000999' }],
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(
+      await db.query("SELECT 1 FROM template_events WHERE channel_account_id = '999000999'"),
+    ).toHaveLength(0);
     const [latest] = await db.query(
       "SELECT status, reason, template_name FROM templates WHERE template_id = '594425479261596'",
     );

@@ -63,8 +63,17 @@ export class InboundService {
         if (change.field === 'messages' && change.value) {
           await this.processMessagesChange(change.value, outcome);
         } else if (change.field === 'message_template_status_update' && change.value) {
-          await this.storeTemplateEvent(entry.id ?? '', entry.time, change.value);
-          outcome.templateEvents++;
+          // Template events name the business account (entry.id = channel_account_id).
+          if (await this.hasActiveInstanceFor(entry.id)) {
+            await this.storeTemplateEvent(entry.id!, entry.time, change.value);
+            outcome.templateEvents++;
+          } else {
+            outcome.unrouted++;
+            this.logger.warn(
+              { channelAccountId: entry.id },
+              'template event for an unknown account ignored',
+            );
+          }
         }
       }
     }
@@ -116,6 +125,15 @@ export class InboundService {
       await this.applyStatus(instance, status);
       outcome.statuses++;
     }
+  }
+
+  private async hasActiveInstanceFor(channelAccountId: string | undefined): Promise<boolean> {
+    if (!channelAccountId) return false;
+    const rows = await this.db.query<unknown[]>(
+      'SELECT 1 FROM instances WHERE channel_account_id = $1 AND is_active LIMIT 1',
+      [channelAccountId],
+    );
+    return rows.length > 0;
   }
 
   /** Stores the message with its raw object; false when this wamid was stored before. */
