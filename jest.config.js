@@ -11,6 +11,13 @@ const swcTs = {
   sourceMaps: 'inline',
 };
 
+/**
+ * Packages compiled to CommonJS under Jest: light-my-request requires an
+ * ESM-only package; content-disposition is ESM-only and required by
+ * @fastify/static (Swagger UI).
+ */
+const CJS_INTEROP = 'light-my-request|content-disposition';
+
 export default {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
@@ -19,9 +26,9 @@ export default {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: {
     '^.+\\.ts$': ['@swc/jest', swcTs],
-    'node_modules/(light-my-request)/.+\\.js$': ['@swc/jest', { module: { type: 'commonjs' } }],
+    [`node_modules/(${CJS_INTEROP})/.+\\.js$`]: ['@swc/jest', { module: { type: 'commonjs' } }],
   },
-  transformIgnorePatterns: ['node_modules/(?!(light-my-request)/)'],
+  transformIgnorePatterns: [`node_modules/(?!(${CJS_INTEROP})/)`],
   setupFiles: ['<rootDir>/test/support/jest.setup.ts'],
   testTimeout: 30000,
   maxWorkers: 2,

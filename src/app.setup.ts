@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
+import { serveOpenApi } from './common/openapi.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './common/request-id.js';
 import type { AppConfig } from './config/app-config.js';
 import { MAX_UPLOAD_BYTES } from './media/media-limits.js';
@@ -11,6 +12,14 @@ import { MAX_UPLOAD_BYTES } from './media/media-limits.js';
 export const BODY_LIMIT_BYTES = 5 * 1024 * 1024;
 
 const draining = new WeakSet<NestFastifyApplication>();
+
+export interface ServedRoute {
+  method: string;
+  url: string;
+}
+
+/** Every route an app serves, as registered (for the OpenAPI completeness check). */
+export const servedRoutes = new WeakMap<NestFastifyApplication, ServedRoute[]>();
 
 /**
  * Stops taking requests and waits for those in flight, then closes queues,
@@ -32,12 +41,19 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     // Uploads are streamed (POST /media/upload), one file per request.
     multipart: { limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 5, parts: 6 } },
   });
+  const routes: ServedRoute[] = [];
+  adapter.getInstance().addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url });
+  });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     bufferLogs: true,
+    // A boot failure throws (main.ts reports it and exits) rather than exiting inside Nest.
+    abortOnError: false,
     // The webhook signature is checked over the bytes received, never re-serialised JSON.
     rawBody: true,
   });
   app.useLogger(app.get(Logger));
+  if (config.runsHttpApi) serveOpenApi(app);
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onRequest', async (request, reply) => {
     void reply.header(REQUEST_ID_HEADER, request.id);
@@ -61,5 +77,6 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   });
   await app.init();
   await fastify.ready();
+  servedRoutes.set(app, routes);
   return app;
 }

@@ -57,4 +57,7 @@ async function bootstrap(): Promise<void> {
   logger.log(`${config.APP_ROLE} listening on ${config.HOST}:${config.PORT}`);
 }
 
-void bootstrap();
+bootstrap().catch((error: unknown) => {
+  process.stderr.write(`boot failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  exit(1);
+});

@@ -40,7 +40,11 @@ export class UpdateInstanceDto {
   @Matches(PLATFORM_ID_PATTERN, { message: PLATFORM_ID_MESSAGE })
   platform_app_id?: string | null;
 
-  @ApiPropertyOptional({ deprecated: true, description: 'Not patchable: refused with 400' })
+  @ApiPropertyOptional({
+    type: String,
+    deprecated: true,
+    description: 'Not patchable: refused with 400',
+  })
   @IsEmpty({ message: 'cannot be changed; create a new instance for another number' })
   phone_number_id?: never;
 }
