@@ -17,6 +17,7 @@ import { InstancesModule } from './instances/instances.module.js';
 import { PlatformModule } from './platform/platform.module.js';
 import { MediaModule } from './media/media.module.js';
 import { MessagesModule } from './messages/messages.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { RedisModule } from './redis/redis.module.js';
 import { SendModule } from './send/send.module.js';
 import { WebhookWorkerModule } from './webhook/webhook-worker.module.js';
@@ -38,6 +39,7 @@ export class AppModule {
       CryptoModule,
       PlatformModule,
       HealthModule,
+      MetricsModule,
     ];
     if (config.runsHttpApi) {
       imports.push(

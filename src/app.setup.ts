@@ -4,6 +4,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
 import { serveOpenApi } from './common/openapi.js';
+import { MetricsService } from './metrics/metrics.service.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './common/request-id.js';
 import type { AppConfig } from './config/app-config.js';
 import { MAX_UPLOAD_BYTES } from './media/media-limits.js';
@@ -64,7 +65,15 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     if (draining.has(app)) void reply.header('connection', 'close');
   });
   const requestLog = new NestLogger('Http');
+  const metrics = app.get(MetricsService);
   fastify.addHook('onResponse', async (request, reply) => {
+    const labels = {
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      status: String(reply.statusCode),
+    };
+    metrics.httpRequests.inc(labels);
+    metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
     const line = {
       reqId: request.id,
       method: request.method,

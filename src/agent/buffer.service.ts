@@ -10,6 +10,7 @@ import { BUFFER_FLUSH_JOB, BUFFER_QUEUE, type BufferFlushJob } from '../common/q
 import { AppConfig } from '../config/app-config.js';
 import type { Instance } from '../instances/entities/instance.entity.js';
 import { InstancesService } from '../instances/instances.service.js';
+import { MetricsService, QUEUE_STATES } from '../metrics/metrics.service.js';
 import {
   SEND_KINDS,
   type SendKind,
@@ -42,7 +43,12 @@ export class BufferService {
     private readonly agent: AgentClient,
     private readonly sender: SendService,
     private readonly platform: PlatformClient,
-  ) {}
+    private readonly metrics: MetricsService,
+  ) {
+    metrics.addQueueReader(async () => [
+      { queue: BUFFER_QUEUE, counts: await this.queue.getJobCounts(...QUEUE_STATES) },
+    ]);
+  }
 
   /**
    * (Re)arms the contact's flush: MESSAGE_BUFFER_DELAY after this message, but
@@ -99,8 +105,11 @@ export class BufferService {
       messages,
     );
     if (this.config.AGENT_TYPING_INDICATOR) void this.showTyping(instance, messages.at(-1)!.id);
+    const stopTimer = this.metrics.agentDuration.startTimer();
     try {
       const { answer, attempts } = await this.agent.call(request);
+      stopTimer();
+      this.metrics.agentCalls.inc({ outcome: attempts > 1 ? 'retried' : 'ok' });
       await this.finish(batchId, 'done', attempts);
       if (answer.kind === 'reply') {
         for (const text of splitReply(answer.text)) {
@@ -116,6 +125,8 @@ export class BufferService {
       return 'done';
     } catch (error) {
       if (!(error instanceof AgentCallError)) throw error;
+      stopTimer();
+      this.metrics.agentCalls.inc({ outcome: 'failed' });
       // Kept as failed: its messages are not given to the agent again.
       await this.finish(batchId, 'failed', 3, error.message);
       this.logger.error({ batchId, instanceId, reason: error.message }, 'agent batch failed');

@@ -224,6 +224,12 @@ export class AppConfig {
   @Min(0.001, { message: 'PLATFORM_SEND_RATE must be a number of messages per second above 0' })
   PLATFORM_SEND_RATE = 80;
 
+  /** When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
+  @IsOptional()
+  @IsString()
+  @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters when set' })
+  METRICS_TOKEN?: string;
+
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: LogLevel = 'info';
 

@@ -3,10 +3,11 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import axios, { AxiosError, type AxiosInstance, type AxiosResponse } from 'axios';
 import { AppException } from '../common/app.exception.js';
 import { AppConfig } from '../config/app-config.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import {
   NOT_SENT_NETWORK_CODES,
   PlatformError,
@@ -129,7 +130,11 @@ export class PlatformClient implements OnApplicationShutdown {
   private readonly httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 256 });
   retryPolicy: RetryPolicy = DEFAULT_RETRY_POLICY;
 
-  constructor(private readonly config: AppConfig) {
+  constructor(
+    private readonly config: AppConfig,
+    // Optional: unit specs build the client without the metrics module.
+    @Optional() private readonly metrics?: MetricsService,
+  ) {
     this.http = axios.create({
       baseURL: `${config.PLATFORM_API_URL.replace(/\/+$/, '')}/${config.PLATFORM_API_VERSION}`,
       timeout: config.PLATFORM_TIMEOUT_MS,
@@ -378,6 +383,21 @@ export class PlatformClient implements OnApplicationShutdown {
   }
 
   private async attempt<T>(call: PlatformCall): Promise<Attempt<T>> {
+    const endpoint = call.path.replace(/\/[^/]+/, '/{id}');
+    const stopTimer = this.metrics?.platformDuration.startTimer({ endpoint });
+    const outcome = await this.attemptOnce<T>(call);
+    stopTimer?.();
+    this.metrics?.platformCalls.inc({
+      endpoint,
+      status: outcome.ok
+        ? '2xx'
+        : String(outcome.failure.httpStatus ?? outcome.failure.networkCode ?? 'error'),
+      code: outcome.ok ? '' : String(outcome.failure.platformCode ?? ''),
+    });
+    return outcome;
+  }
+
+  private async attemptOnce<T>(call: PlatformCall): Promise<Attempt<T>> {
     let response: AxiosResponse;
     try {
       response = await this.http.request({

@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Instance } from '../instances/entities/instance.entity.js';
 import { InstancesService } from '../instances/instances.service.js';
 import { MessagesService } from '../messages/messages.service.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import {
   buildPlatformMessage,
   type SendKind,
@@ -20,6 +21,7 @@ export class SendService {
     private readonly messages: MessagesService,
     private readonly platform: PlatformClient,
     private readonly pacer: SendPacer,
+    private readonly metrics: MetricsService,
   ) {}
 
   /** Sends one message as the instance; returns its wamid. */
@@ -34,6 +36,7 @@ export class SendService {
     const wamid = await this.pacer.run(instance.phone_number_id, request.to, () =>
       this.platform.sendMessage(instance.phone_number_id, token, message),
     );
+    this.metrics.sends.inc({ type: kind });
     // The request as the client sent it, less the routing field.
     const body = JSON.parse(JSON.stringify(request)) as Record<string, unknown>;
     delete body.instance_id;

@@ -2,6 +2,7 @@ import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { WEBHOOK_DELIVERY_JOB, WEBHOOK_QUEUE, type WebhookDeliveryJob } from '../common/queues.js';
 import { AppConfig } from '../config/app-config.js';
+import { MetricsService, QUEUE_STATES } from '../metrics/metrics.service.js';
 
 /**
  * The acknowledging side of the webhook queue. Its connection fails fast
@@ -12,7 +13,7 @@ import { AppConfig } from '../config/app-config.js';
 export class DeliveryQueue implements OnApplicationShutdown {
   private readonly queue: Queue<WebhookDeliveryJob>;
 
-  constructor(config: AppConfig) {
+  constructor(config: AppConfig, metrics: MetricsService) {
     this.queue = new Queue<WebhookDeliveryJob>(WEBHOOK_QUEUE, {
       connection: {
         url: config.REDIS_URL,
@@ -30,6 +31,9 @@ export class DeliveryQueue implements OnApplicationShutdown {
       },
     });
     this.queue.on('error', () => undefined);
+    metrics.addQueueReader(async () => [
+      { queue: WEBHOOK_QUEUE, counts: await this.queue.getJobCounts(...QUEUE_STATES) },
+    ]);
   }
 
   async add(delivery: WebhookDeliveryJob): Promise<void> {

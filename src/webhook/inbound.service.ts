@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { BufferService } from '../agent/buffer.service.js';
 import type { Instance } from '../instances/entities/instance.entity.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { InstancesService } from '../instances/instances.service.js';
 import {
   epochSeconds,
@@ -47,6 +48,7 @@ export class InboundService {
     private readonly instances: InstancesService,
     @InjectDataSource() private readonly db: DataSource,
     private readonly buffers: BufferService,
+    private readonly metrics: MetricsService,
   ) {}
 
   async processDelivery(envelope: WebhookEnvelope): Promise<DeliveryOutcome> {
@@ -77,6 +79,12 @@ export class InboundService {
         }
       }
     }
+    if (outcome.duplicates)
+      this.metrics.webhookDeliveries.inc({ outcome: 'duplicate' }, outcome.duplicates);
+    if (outcome.unrouted)
+      this.metrics.webhookDeliveries.inc({ outcome: 'unrouted' }, outcome.unrouted);
+    if (outcome.inactive)
+      this.metrics.webhookDeliveries.inc({ outcome: 'inactive' }, outcome.inactive);
     // One flush per contact, however many of its messages this delivery held.
     const contacts = new Map(
       outcome.newMessages.map((m) => [`${m.instance.id}:${m.contact}`, m] as const),

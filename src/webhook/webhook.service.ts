@@ -5,6 +5,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppException } from '../common/app.exception.js';
 import { AppConfig } from '../config/app-config.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { DeliveryQueue } from './delivery-queue.service.js';
 import { hasValidSignature } from './webhook-signature.js';
 
@@ -23,6 +24,7 @@ export class WebhookService {
   constructor(
     private readonly config: AppConfig,
     private readonly deliveries: DeliveryQueue,
+    private readonly metrics: MetricsService,
     @InjectDataSource() private readonly db: DataSource,
   ) {}
 
@@ -46,6 +48,7 @@ export class WebhookService {
    */
   async accept(rawBody: Buffer | undefined, signature: string | undefined): Promise<void> {
     if (!rawBody || !hasValidSignature(rawBody, signature, this.config.PLATFORM_APP_SECRET)) {
+      this.metrics.webhookDeliveries.inc({ outcome: 'invalid_signature' });
       throw new AppException('invalid_signature', 'Missing or invalid x-hub-signature-256');
     }
     try {
@@ -56,7 +59,9 @@ export class WebhookService {
         this.deliveries.add({ body: rawBody.toString('utf8'), receivedAt: Date.now() }),
         sleep(STORE_TIMEOUT_MS).then(() => Promise.reject(new Error('queue write timed out'))),
       ]);
+      this.metrics.webhookDeliveries.inc({ outcome: 'accepted' });
     } catch (error) {
+      this.metrics.webhookDeliveries.inc({ outcome: 'unavailable' });
       // Not kept: the platform must deliver again, so say so instead of 200.
       this.logger.error({ err: (error as Error).message }, 'webhook delivery not stored');
       throw new AppException('unavailable', 'The delivery could not be stored; retry later');

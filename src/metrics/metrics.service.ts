@@ -1,0 +1,108 @@
+import { Injectable } from '@nestjs/common';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export type DeliveryOutcome =
+  'accepted' | 'invalid_signature' | 'unavailable' | 'duplicate' | 'unrouted' | 'inactive';
+
+export type AgentOutcome = 'ok' | 'retried' | 'failed';
+
+/** Reads queue sizes when Prometheus scrapes (registered by whoever owns the queues). */
+export type QueueCountsReader = () => Promise<
+  Array<{ queue: string; counts: Record<string, number> }>
+>;
+
+/** The queue states reported by queue_jobs. */
+export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed'] as const;
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/**
+ * The service's Prometheus series, one registry per process (each pod is
+ * scraped on its own). Names follow Prometheus conventions.
+ */
+@Injectable()
+export class MetricsService {
+  readonly registry = new Registry();
+  private readonly queueReaders: QueueCountsReader[] = [];
+
+  readonly httpRequests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests by route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly httpDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency by route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly webhookDeliveries = new Counter({
+    name: 'webhook_deliveries_total',
+    help: 'Webhook deliveries (and the messages in them) by outcome',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly agentCalls = new Counter({
+    name: 'agent_calls_total',
+    help: 'Agent calls by outcome',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly agentDuration = new Histogram({
+    name: 'agent_call_duration_seconds',
+    help: 'Agent call latency (all attempts of a batch)',
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly platformCalls = new Counter({
+    name: 'platform_calls_total',
+    help: 'Platform API calls by endpoint, HTTP status and platform error code',
+    labelNames: ['endpoint', 'status', 'code'] as const,
+    registers: [this.registry],
+  });
+
+  readonly platformDuration = new Histogram({
+    name: 'platform_call_duration_seconds',
+    help: 'Platform API call latency by endpoint',
+    labelNames: ['endpoint'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly sends = new Counter({
+    name: 'messages_sent_total',
+    help: 'Messages accepted by the platform, by type',
+    labelNames: ['type'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+    const readers = this.queueReaders;
+    new Gauge({
+      name: 'queue_jobs',
+      help: 'Jobs per queue and state (waiting, active, delayed, failed)',
+      labelNames: ['queue', 'state'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const read of readers) {
+          for (const { queue, counts } of await read().catch(() => [])) {
+            for (const [state, value] of Object.entries(counts)) this.set({ queue, state }, value);
+          }
+        }
+      },
+    });
+  }
+
+  addQueueReader(reader: QueueCountsReader): void {
+    this.queueReaders.push(reader);
+  }
+}
