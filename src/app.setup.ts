@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
+import { serveQueueDashboard } from './admin/queue-dashboard.js';
 import { serveOpenApi } from './common/openapi.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './common/request-id.js';
@@ -54,7 +55,10 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     rawBody: true,
   });
   app.useLogger(app.get(Logger));
-  if (config.runsHttpApi) serveOpenApi(app);
+  if (config.runsHttpApi) {
+    serveOpenApi(app);
+    await serveQueueDashboard(app, config);
+  }
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onRequest', async (request, reply) => {
     void reply.header(REQUEST_ID_HEADER, request.id);

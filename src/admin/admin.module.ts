@@ -10,5 +10,6 @@ import { LoginThrottleService } from './login-throttle.service.js';
   imports: [AuthModule, InstanceStoreModule],
   controllers: [AdminAuthController, ApiKeysController],
   providers: [AdminAuthService, LoginThrottleService],
+  exports: [LoginThrottleService],
 })
 export class AdminModule {}
