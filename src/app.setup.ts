@@ -81,7 +81,8 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     const line = {
       reqId: request.id,
       method: request.method,
-      url: request.url,
+      // The path only: query strings can carry secrets (hub.verify_token).
+      url: request.url.split('?')[0],
       statusCode: reply.statusCode,
       ms: Math.round(reply.elapsedTime),
     };

@@ -93,6 +93,18 @@ describe('the service process', () => {
       },
     });
     await http(url, 'GET', '/instance/phone_numbers', { token: env.API_KEY });
+    await http(
+      url,
+      'GET',
+      `/webhooks/messenger?hub.mode=subscribe&hub.verify_token=${env.PLATFORM_VERIFY_TOKEN}&hub.challenge=1`,
+    );
+    await http(url, 'POST', '/webhooks/messenger', {
+      rawBody: '{}',
+      headers: {
+        'x-hub-signature-256': `sha256=${'0'.repeat(64)}`,
+        cookie: 'session=cookie-secret-value',
+      },
+    });
 
     // A slow platform check keeps this create in flight while SIGTERM arrives.
     platform.on('GET', /^\/v25\.0\/555$/, (request) => ({
@@ -138,6 +150,7 @@ describe('the service process', () => {
       env.API_KEY!,
       env.PLATFORM_APP_SECRET!,
       env.PLATFORM_VERIFY_TOKEN!,
+      'cookie-secret-value',
     ]) {
       expect(output).not.toContain(secret);
     }
