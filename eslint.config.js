@@ -4,7 +4,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'dist-bench/**', 'coverage/**', 'node_modules/**', 'bench/results/**'] },
+  { ignores: ['dist/**', 'dist-tools/**', 'coverage/**', 'node_modules/**', 'bench/results/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -1,0 +1,233 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client } from 'pg';
+import {
+  PlatformSimulator,
+  VALID_TOKEN,
+  simulateMessage,
+  simulateStatus,
+  type WebhookTarget,
+} from '../simulator/platform-simulator.js';
+
+/**
+ * `npm run demo`: the whole product on this machine, no platform account
+ * needed. The service runs against the platform simulator and a tiny echo
+ * agent; a short conversation is played and each step printed.
+ */
+const ADMIN_DB =
+  process.env.DEMO_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const DEMO_DB = 'messaging_connector_demo';
+const USER = '5511987654321';
+const PHONE_NUMBER_ID = '106540352242922';
+
+const bold = (text: string): string => (process.stdout.isTTY ? `\x1b[1m${text}\x1b[0m` : text);
+let stepNumber = 0;
+function step(title: string): void {
+  process.stdout.write(`\n${bold(`${++stepNumber}. ${title}`)}\n`);
+}
+function show(line: string): void {
+  process.stdout.write(`   ${line}\n`);
+}
+
+async function freePort(): Promise<number> {
+  const server = createNetServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+async function resetDatabase(): Promise<string> {
+  const client = new Client({ connectionString: ADMIN_DB });
+  await client.connect();
+  await client.query(`DROP DATABASE IF EXISTS ${DEMO_DB} WITH (FORCE)`);
+  await client.query(`CREATE DATABASE ${DEMO_DB}`);
+  await client.end();
+  return ADMIN_DB.replace(/\/[^/]*$/, `/${DEMO_DB}`);
+}
+
+/** The agent: answers each batch with what the user said. */
+async function startEchoAgent(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const batch = JSON.parse(Buffer.concat(chunks).toString()) as {
+        contact: { name: string | null };
+        messages: unknown[];
+        text: string;
+      };
+      show(
+        `agent ← batch of ${batch.messages.length} messages from ${batch.contact.name}: ${JSON.stringify(batch.text)}`,
+      );
+      const reply = `Hi ${batch.contact.name ?? 'there'}! You said: ${batch.text.split('\n').join(' / ')}`;
+      show(`agent → ${JSON.stringify({ reply })}`);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ reply }));
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/agent`,
+    close: async () => {
+      server.closeAllConnections();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+}
+
+async function api<T>(url: string, method: string, body?: unknown, token?: string): Promise<T> {
+  const response = await fetch(url, {
+    method,
+    headers: {
+      ...(body ? { 'content-type': 'application/json' } : {}),
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${url} → ${response.status} ${text}`);
+  return JSON.parse(text) as T;
+}
+
+async function main(): Promise<void> {
+  step('Start the platform simulator, an echo agent and the service');
+  const platform = await PlatformSimulator.start();
+  const agent = await startEchoAgent();
+  const databaseUrl = await resetDatabase();
+  const port = await freePort();
+  const secrets = {
+    PLATFORM_APP_SECRET: randomBytes(16).toString('hex'),
+    ADMIN_PASSWORD: randomBytes(12).toString('hex'),
+  };
+  const service = spawn(process.execPath, ['dist/main.js'], {
+    env: {
+      PATH: process.env.PATH,
+      NODE_ENV: 'development',
+      LOG_LEVEL: 'warn',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: databaseUrl,
+      REDIS_PREFIX: `demo${Date.now()}`,
+      PLATFORM_API_URL: platform.url,
+      AGENT_MODULE_URL: agent.url,
+      MESSAGE_BUFFER_DELAY: '1.5',
+      MESSAGE_BUFFER_MAX_WAIT: '10',
+      ...secrets,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (
+      await fetch(`${base}/health/ready`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
+    if (i > 150 || service.exitCode !== null) throw new Error('the service did not start');
+    await sleep(100);
+  }
+  show(`service on ${base} (docs at ${base}/docs), simulator on ${platform.url}`);
+
+  try {
+    step('Admin logs in and connects a number (the simulator checks the token)');
+    const { token } = await api<{ token: string }>(`${base}/admin/auth/login`, 'POST', {
+      username: 'admin',
+      password: secrets.ADMIN_PASSWORD,
+    });
+    const instance = await api<{ id: string; status: string }>(
+      `${base}/admin/instances`,
+      'POST',
+      {
+        name: 'Demo Store',
+        phone_number_id: PHONE_NUMBER_ID,
+        channel_account_id: '102290129340398',
+        access_token: VALID_TOKEN,
+        token_type: 'system_user',
+      },
+      token,
+    );
+    show(`instance ${instance.id} is ${instance.status}`);
+    const { key } = await api<{ key: string }>(
+      `${base}/admin/api-keys`,
+      'POST',
+      { name: 'demo', instance_id: instance.id },
+      token,
+    );
+    show(`API key ${key.slice(0, 12)}… issued (shown once)`);
+
+    step('A user writes three messages in a row (signed webhooks from the simulator)');
+    const target: WebhookTarget = {
+      url: `${base}/webhooks/messenger`,
+      appSecret: secrets.PLATFORM_APP_SECRET,
+      phoneNumberId: PHONE_NUMBER_ID,
+    };
+    for (const text of ['Oi!', 'Vocês entregam hoje?', 'Moro em Pinheiros.']) {
+      const { wamid, status } = await simulateMessage(target, USER, text, 'Ana');
+      show(`user → "${text}" (${wamid}) — webhook answered ${status}`);
+      await sleep(300);
+    }
+
+    step('The burst is buffered, handed to the agent as one batch, and the answer sent');
+    let answer: { wamid: string; message: Record<string, unknown> } | undefined;
+    for (let i = 0; i < 150 && !answer; i++) {
+      answer = platform.accepted.find(
+        (sent) => sent.message.type === 'text' && sent.message.to === USER,
+      );
+      if (!answer) await sleep(100);
+    }
+    if (!answer) throw new Error('the agent answer was not sent');
+    const replyText = (answer.message.text as { body: string }).body;
+    show(`platform ← text to ${USER} (${answer.wamid}): "${replyText}"`);
+
+    step('The platform reports the answer delivered, then read');
+    await simulateStatus(target, answer.wamid, 'delivered', USER);
+    await simulateStatus(target, answer.wamid, 'read', USER);
+    let stored = { status: '' };
+    for (let i = 0; i < 50 && stored.status !== 'read'; i++) {
+      await sleep(100);
+      stored = await api<{ status: string }>(
+        `${base}/messages/${answer.wamid}`,
+        'GET',
+        undefined,
+        key,
+      );
+    }
+    show(`GET /messages/${answer.wamid} → status "${stored.status}"`);
+
+    step('A client system sends a message through the API');
+    const sent = await api<{ success: boolean; wamid: string }>(
+      `${base}/send/text`,
+      'POST',
+      { to: USER, body: 'Seu pedido saiu para entrega 🚚' },
+      key,
+    );
+    show(`POST /send/text → ${JSON.stringify(sent)}`);
+
+    step('Done');
+    show(`agent answer: "${replyText}"`);
+  } finally {
+    service.kill('SIGTERM');
+    await once(service, 'exit');
+    await agent.close();
+    await platform.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(
+      `demo failed: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    process.exit(1);
+  },
+);

@@ -1,0 +1,100 @@
+import { parseArgs } from 'node:util';
+import {
+  PlatformSimulator,
+  VALID_TOKEN,
+  simulateMessage,
+  simulateStatus,
+  simulateTemplateEvent,
+  type WebhookTarget,
+} from './platform-simulator.js';
+
+const USAGE = `Platform simulator
+
+  npm run simulator [-- --port 4010]
+      Serves the platform calls the service makes on 127.0.0.1 and logs each one.
+      Point the service at it: PLATFORM_API_URL=http://127.0.0.1:4010
+
+  npm run simulate -- message --from 5511999990000 --text "hi" [--name Ana]
+  npm run simulate -- status --id wamid.X --status delivered --to 5511999990000
+  npm run simulate -- template --event APPROVED --template-id 594425479261596 --template-name order_update
+      Delivers one correctly signed webhook to the service.
+      --service URL          default http://127.0.0.1:3000/webhooks/messenger
+      --secret SECRET        default $PLATFORM_APP_SECRET, else the service's development fallback
+      --phone-number-id ID   default 106540352242922 (the instance's phone_number_id)
+`;
+
+/** The service's development fallback for PLATFORM_APP_SECRET (see src/config/load-config.ts). */
+const DEV_APP_SECRET = 'dev-app-secret-change-me';
+
+async function main(): Promise<void> {
+  const { positionals, values } = parseArgs({
+    allowPositionals: true,
+    options: {
+      port: { type: 'string', default: '4010' },
+      service: { type: 'string', default: 'http://127.0.0.1:3000/webhooks/messenger' },
+      secret: { type: 'string' },
+      'phone-number-id': { type: 'string', default: '106540352242922' },
+      from: { type: 'string' },
+      text: { type: 'string' },
+      name: { type: 'string' },
+      id: { type: 'string' },
+      status: { type: 'string' },
+      to: { type: 'string' },
+      event: { type: 'string' },
+      'template-id': { type: 'string' },
+      'template-name': { type: 'string' },
+      help: { type: 'boolean' },
+    },
+  });
+  const command = positionals[0] ?? 'serve';
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  if (command === 'serve') {
+    const simulator = await PlatformSimulator.start(Number(values.port));
+    simulator.onRequest = (request) =>
+      process.stdout.write(
+        `${request.method} ${request.path} ${request.body ? JSON.stringify(request.body).slice(0, 300) : ''}\n`,
+      );
+    process.stdout.write(
+      `platform simulator on ${simulator.url}\naccess token it accepts: ${VALID_TOKEN}\n`,
+    );
+    return;
+  }
+  const target: WebhookTarget = {
+    url: values.service,
+    appSecret: values.secret ?? process.env.PLATFORM_APP_SECRET?.split(',')[0] ?? DEV_APP_SECRET,
+    phoneNumberId: values['phone-number-id'],
+  };
+  let status: number;
+  if (command === 'message' && values.from && values.text) {
+    const sent = await simulateMessage(target, values.from, values.text, values.name);
+    process.stdout.write(`message ${sent.wamid} from ${values.from}: `);
+    status = sent.status;
+  } else if (command === 'status' && values.id && values.status && values.to) {
+    status = await simulateStatus(target, values.id, values.status as 'delivered', values.to);
+  } else if (
+    command === 'template' &&
+    values.event &&
+    values['template-id'] &&
+    values['template-name']
+  ) {
+    status = await simulateTemplateEvent(
+      target,
+      values.event,
+      values['template-id'],
+      values['template-name'],
+    );
+  } else {
+    process.stderr.write(USAGE);
+    process.exit(2);
+  }
+  process.stdout.write(`delivered, the service answered HTTP ${status}\n`);
+  if (status !== 200) process.exit(1);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,359 @@
+import { createHmac } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  headers: IncomingMessage['headers'];
+  body: unknown;
+  /** When the request arrived (ms since epoch). */
+  at: number;
+}
+
+export interface FakeAnswer {
+  status?: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Wait this long before answering. */
+  delayMs?: number;
+  /** Never answer (the client must time out). */
+  hang?: boolean;
+  /** Send `body` as it is (a string), not as JSON. */
+  raw?: boolean;
+}
+
+type Handler = (request: RecordedRequest) => FakeAnswer;
+
+interface Route {
+  method: string;
+  path: RegExp;
+  answers: Handler[];
+  /** The last handler repeats once the others are used up. */
+  sticky: boolean;
+}
+
+export const VALID_TOKEN = 'EAAG-valid-platform-token-0123456789';
+
+export const NUMBER_DETAILS = {
+  display_phone_number: '+55 11 99999-0000',
+  verified_name: 'Acme Store',
+  quality_rating: 'GREEN',
+  messaging_limit_tier: 'TIER_1K',
+};
+
+/** What the fake platform serves as a user's media file. */
+export const MEDIA_CONTENT = 'fake-jpeg-bytes-0123456789';
+
+export function platformError(code: number, message = 'error', status = 400): FakeAnswer {
+  return {
+    status,
+    body: { error: { message, type: 'OAuthException', code, fbtrace_id: `trace-${code}` } },
+  };
+}
+
+/**
+ * The platform simulator: a real HTTP server that speaks the platform calls
+ * the service makes (number details, phone numbers, register, request_code,
+ * verify_code, messages, media), records what it receives, and answers like
+ * the platform unless a test scripts other answers with `on()`.
+ * `npm run simulator` runs it; the end-to-end tests use it as their platform.
+ */
+export class PlatformSimulator {
+  readonly requests: RecordedRequest[] = [];
+  private readonly routes: Route[] = [];
+  /** Called for every request received (the CLI logs them). */
+  onRequest?: (request: RecordedRequest) => void;
+  private readonly hanging = new Set<ServerResponse>();
+  private sent = 0;
+  /** Messages the simulator accepted, with the wamid it gave each. */
+  readonly accepted: Array<{ wamid: string; message: Record<string, unknown> }> = [];
+  private uploads = 0;
+  private server: Server;
+  url: string;
+
+  static async start(port = 0): Promise<PlatformSimulator> {
+    const platform = new PlatformSimulator();
+    platform.server = createServer((req, res) => {
+      // A client that gives up mid-upload (a body over its limit) is normal here.
+      platform.handle(req, res).catch(() => res.destroy());
+    });
+    platform.server.listen(port, '127.0.0.1');
+    await once(platform.server, 'listening');
+    platform.url = `http://127.0.0.1:${(platform.server.address() as AddressInfo).port}`;
+    return platform;
+  }
+
+  /** Scripts answers for matching calls: each answer is used once, the last one repeats. */
+  on(method: string, path: RegExp, ...answers: Array<FakeAnswer | Handler>): void {
+    this.routes.unshift({
+      method,
+      path,
+      answers: answers.map((answer) => (typeof answer === 'function' ? answer : () => answer)),
+      sticky: true,
+    });
+  }
+
+  reset(): void {
+    this.routes.length = 0;
+    this.requests.length = 0;
+    this.accepted.length = 0;
+    this.releaseHanging();
+  }
+
+  /** The message objects posted to /{phone_number_id}/messages, in order. */
+  sentMessages(): Array<Record<string, unknown>> {
+    return this.callsTo(/\/messages$/).map((request) => request.body as Record<string, unknown>);
+  }
+
+  callsTo(path: RegExp): RecordedRequest[] {
+    return this.requests.filter((request) => path.test(request.path));
+  }
+
+  async stop(): Promise<void> {
+    this.releaseHanging();
+    this.server.closeAllConnections();
+    this.server.close();
+    await once(this.server, 'close');
+  }
+
+  private releaseHanging(): void {
+    for (const res of this.hanging) res.destroy();
+    this.hanging.clear();
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const at = Date.now();
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const bytes = Buffer.concat(chunks);
+    const url = new URL(req.url ?? '/', 'http://platform');
+    // JSON bodies parsed; anything else (multipart uploads) kept byte for byte as latin1 text.
+    let body: unknown;
+    if (bytes.length > 0) {
+      try {
+        body = JSON.parse(bytes.toString('utf8'));
+      } catch {
+        body = bytes.toString('latin1');
+      }
+    }
+    const request: RecordedRequest = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers: req.headers,
+      body,
+      at,
+    };
+    this.requests.push(request);
+    this.onRequest?.(request);
+    const answer = this.answer(request);
+    if (answer.hang) {
+      this.hanging.add(res);
+      return;
+    }
+    if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
+    res.writeHead(answer.status ?? 200, {
+      'content-type': 'application/json',
+      ...(answer.headers ?? {}),
+    });
+    res.end(answer.raw ? (answer.body as string) : JSON.stringify(answer.body ?? {}));
+  }
+
+  private answer(request: RecordedRequest): FakeAnswer {
+    const route = this.routes.find(
+      (candidate) => candidate.method === request.method && candidate.path.test(request.path),
+    );
+    if (route) {
+      const handler = route.answers.length > 1 ? route.answers.shift()! : route.answers[0];
+      return handler(request);
+    }
+    return this.defaultAnswer(request);
+  }
+
+  /** What the real platform answers: a valid token gets data, any other gets code 190. */
+  private defaultAnswer(request: RecordedRequest): FakeAnswer {
+    if (request.path === '/' || request.path === '') return { status: 400, body: {} };
+    if (request.headers.authorization !== `Bearer ${VALID_TOKEN}`) {
+      return platformError(190, 'Invalid OAuth access token', 401);
+    }
+    const [, version, id, action] = request.path.split('/');
+    if (request.method === 'GET' && version === 'files') {
+      return { body: MEDIA_CONTENT, headers: { 'content-type': 'image/jpeg' }, raw: true };
+    }
+    if (request.method === 'GET' && !action && id.startsWith('media-')) {
+      return {
+        body: {
+          id,
+          url: `${this.url}/files/${id}`,
+          mime_type: 'image/jpeg',
+          file_size: MEDIA_CONTENT.length,
+        },
+      };
+    }
+    if (request.method === 'GET' && !action) return { body: { id, ...NUMBER_DETAILS } };
+    if (request.method === 'POST' && action === 'media') {
+      return { body: { id: `media-${++this.uploads}` } };
+    }
+    if (request.method === 'GET' && action === 'phone_numbers') {
+      return {
+        body: {
+          data: [
+            { id: '106540352242922', code_verification_status: 'VERIFIED', ...NUMBER_DETAILS },
+          ],
+        },
+      };
+    }
+    if (request.method === 'POST' && action === 'messages') {
+      const message = (request.body ?? {}) as Record<string, unknown>;
+      const wamid = `wamid.fake${++this.sent}`;
+      if (message.type) this.accepted.push({ wamid, message });
+      return {
+        body: {
+          messaging_product: 'messenger',
+          contacts: [{ input: message.to, wa_id: message.to }],
+          messages: [{ id: wamid }],
+        },
+      };
+    }
+    if (request.method === 'POST' && ['register', 'request_code', 'verify_code'].includes(action)) {
+      return { body: { success: true } };
+    }
+    return platformError(100, 'Unsupported request', 400);
+  }
+}
+
+/** The simulator under the name the tests have always used. */
+export { PlatformSimulator as FakePlatform };
+
+/** What the service's webhook is sent: the platform's envelope, signed with the app secret. */
+export interface WebhookTarget {
+  url: string;
+  appSecret: string;
+  phoneNumberId: string;
+  displayPhoneNumber?: string;
+  channelAccountId?: string;
+}
+
+let simulatedMessages = 0;
+
+function envelope(
+  target: WebhookTarget,
+  field: string,
+  value: Record<string, unknown>,
+  time?: number,
+) {
+  return {
+    object: 'messenger_business_account',
+    entry: [
+      {
+        id: target.channelAccountId ?? '102290129340398',
+        ...(time ? { time } : {}),
+        changes: [
+          {
+            field,
+            value:
+              field === 'messages'
+                ? {
+                    messaging_product: 'messenger',
+                    metadata: {
+                      display_phone_number: target.displayPhoneNumber ?? '15550783881',
+                      phone_number_id: target.phoneNumberId,
+                    },
+                    ...value,
+                  }
+                : value,
+          },
+        ],
+      },
+    ],
+  };
+}
+
+/** POSTs a signed delivery to the service's webhook; returns the HTTP status. */
+export async function deliverSigned(target: WebhookTarget, payload: unknown): Promise<number> {
+  const body = JSON.stringify(payload);
+  const signature = createHmac('sha256', target.appSecret).update(body).digest('hex');
+  const response = await fetch(target.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${signature}` },
+    body,
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+/** An inbound text message from a user; returns its wamid and the HTTP status. */
+export async function simulateMessage(
+  target: WebhookTarget,
+  from: string,
+  text: string,
+  name = 'Simulated User',
+): Promise<{ wamid: string; status: number }> {
+  const wamid = `wamid.sim${Date.now()}${++simulatedMessages}`;
+  const status = await deliverSigned(
+    target,
+    envelope(target, 'messages', {
+      contacts: [{ profile: { name }, wa_id: from }],
+      messages: [
+        {
+          from,
+          id: wamid,
+          timestamp: String(Math.floor(Date.now() / 1000)),
+          type: 'text',
+          text: { body: text },
+        },
+      ],
+    }),
+  );
+  return { wamid, status };
+}
+
+/** A delivery status for a message the service sent. */
+export function simulateStatus(
+  target: WebhookTarget,
+  wamid: string,
+  status: 'sent' | 'delivered' | 'read' | 'failed',
+  recipient: string,
+): Promise<number> {
+  return deliverSigned(
+    target,
+    envelope(target, 'messages', {
+      statuses: [
+        {
+          id: wamid,
+          status,
+          timestamp: String(Math.floor(Date.now() / 1000)),
+          recipient_id: recipient,
+        },
+      ],
+    }),
+  );
+}
+
+/** A template status update. */
+export function simulateTemplateEvent(
+  target: WebhookTarget,
+  event: string,
+  templateId: string,
+  templateName: string,
+  language = 'pt_BR',
+): Promise<number> {
+  return deliverSigned(
+    target,
+    envelope(
+      target,
+      'message_template_status_update',
+      {
+        event,
+        message_template_id: Number(templateId),
+        message_template_name: templateName,
+        message_template_language: language,
+        reason: null,
+      },
+      Math.floor(Date.now() / 1000),
+    ),
+  );
+}

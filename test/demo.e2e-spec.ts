@@ -1,0 +1,90 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { TestDatabase, adminToken, createInstance, startTestApp } from './support/test-app.js';
+
+/** Runs a built tool (`npm test` builds them first) and collects its output. */
+async function runTool(
+  args: string[],
+  timeoutMs = 60_000,
+): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, args, {
+    env: { PATH: process.env.PATH },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const [code] = (await once(child, 'exit')) as [number | null];
+  clearTimeout(timer);
+  return { code, output };
+}
+
+describe('npm run demo and the simulator CLI', () => {
+  it('plays the demo conversation and shows the agent answer', async () => {
+    const { code, output } = await runTool(['dist-tools/demo/demo.js']);
+    expect(output).toContain('batch of 3 messages from Ana');
+    expect(output).toMatch(
+      /agent answer: "Hi Ana! You said: Oi! \/ Vocês entregam hoje\? \/ Moro em Pinheiros\."/,
+    );
+    expect(output).toMatch(/status "read"/);
+    expect(output).toMatch(/POST \/send\/text → \{"success":true,"wamid":"wamid\.fake\d+"\}/);
+    expect(code).toBe(0);
+  });
+
+  it('delivers a signed inbound message with `simulate message`', async () => {
+    const db = await TestDatabase.create();
+    const { FakePlatform } = await import('./support/fake-platform.js');
+    const platform = await FakePlatform.start();
+    const service = await startTestApp({
+      DATABASE_URL: db.url,
+      PLATFORM_API_URL: platform.url,
+      PLATFORM_APP_SECRET: 'cli-secret-0123456789',
+    });
+    try {
+      await createInstance(service.url, await adminToken(service.url), '106540352211111');
+      const { code, output } = await runTool([
+        'dist-tools/simulator/cli.js',
+        'message',
+        '--from',
+        '5511966660000',
+        '--text',
+        'hi from the CLI',
+        '--service',
+        `${service.url}/webhooks/messenger`,
+        '--secret',
+        'cli-secret-0123456789',
+        '--phone-number-id',
+        '106540352211111',
+      ]);
+      expect(output).toContain('the service answered HTTP 200');
+      expect(code).toBe(0);
+      const deadline = Date.now() + 5000;
+      let rows: Array<{ body: { text: { body: string } } }> = [];
+      while (rows.length === 0 && Date.now() < deadline) {
+        rows = await db.query("SELECT body FROM messages WHERE contact = '5511966660000'");
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(rows[0].body.text.body).toBe('hi from the CLI');
+
+      const wrong = await runTool([
+        'dist-tools/simulator/cli.js',
+        'message',
+        '--from',
+        '5511966660000',
+        '--text',
+        'forged',
+        '--service',
+        `${service.url}/webhooks/messenger`,
+        '--secret',
+        'not-the-secret',
+      ]);
+      expect(wrong.output).toContain('HTTP 401');
+      expect(wrong.code).toBe(1);
+    } finally {
+      await service.close();
+      await platform.stop();
+      await db.drop();
+    }
+  });
+});
