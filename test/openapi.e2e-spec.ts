@@ -60,6 +60,29 @@ describe('OpenAPI document', () => {
       }
     }
     expect(document.paths['/send/text'].post.security).toEqual([{ 'api-key': [] }]);
+    // A worked example for each send type.
+    for (const kind of [
+      'text',
+      'image',
+      'document',
+      'audio',
+      'video',
+      'sticker',
+      'location',
+      'contacts',
+      'reaction',
+      'template',
+      'interactive',
+    ]) {
+      const body = (
+        document.paths[`/send/${kind}`].post as {
+          requestBody?: { content: Record<string, { examples?: object }> };
+        }
+      ).requestBody;
+      expect(Object.keys(body?.content['application/json'].examples ?? {}).length).toBeGreaterThan(
+        0,
+      );
+    }
     expect(document.paths['/admin/instances'].get.security).toEqual([{ 'admin-jwt': [] }]);
   });
 });

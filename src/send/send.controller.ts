@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ClientInstance } from '../auth/client-context.js';
 import { ApiKeyAuth } from '../common/public.decorator.js';
 import type { Instance } from '../instances/entities/instance.entity.js';
@@ -17,6 +17,7 @@ import {
   SendVideoDto,
 } from './dto/send-simple.dto.js';
 import { SendTemplateDto } from './dto/send-template.dto.js';
+import { INTERACTIVE_EXAMPLES, SEND_EXAMPLES } from './send-examples.js';
 import { SendService } from './send.service.js';
 
 @ApiTags('send')
@@ -32,6 +33,7 @@ export class SendController {
 
   @Post('text')
   @HttpCode(200)
+  @ApiBody({ type: SendTextDto, examples: { text: { value: SEND_EXAMPLES.text } } })
   @ApiOkResponse({ type: SendResultDto })
   text(@Body() dto: SendTextDto, @ClientInstance() instance: Instance): Promise<SendResultDto> {
     return this.result(this.sender.send(instance, 'text', dto));
@@ -39,6 +41,7 @@ export class SendController {
 
   @Post('image')
   @HttpCode(200)
+  @ApiBody({ type: SendImageDto, examples: { image: { value: SEND_EXAMPLES.image } } })
   @ApiOkResponse({ type: SendResultDto })
   image(@Body() dto: SendImageDto, @ClientInstance() instance: Instance): Promise<SendResultDto> {
     return this.result(this.sender.send(instance, 'image', dto));
@@ -46,6 +49,7 @@ export class SendController {
 
   @Post('document')
   @HttpCode(200)
+  @ApiBody({ type: SendDocumentDto, examples: { document: { value: SEND_EXAMPLES.document } } })
   @ApiOkResponse({ type: SendResultDto })
   document(
     @Body() dto: SendDocumentDto,
@@ -56,6 +60,7 @@ export class SendController {
 
   @Post('audio')
   @HttpCode(200)
+  @ApiBody({ type: SendAudioDto, examples: { audio: { value: SEND_EXAMPLES.audio } } })
   @ApiOkResponse({ type: SendResultDto })
   audio(@Body() dto: SendAudioDto, @ClientInstance() instance: Instance): Promise<SendResultDto> {
     return this.result(this.sender.send(instance, 'audio', dto));
@@ -63,6 +68,7 @@ export class SendController {
 
   @Post('video')
   @HttpCode(200)
+  @ApiBody({ type: SendVideoDto, examples: { video: { value: SEND_EXAMPLES.video } } })
   @ApiOkResponse({ type: SendResultDto })
   video(@Body() dto: SendVideoDto, @ClientInstance() instance: Instance): Promise<SendResultDto> {
     return this.result(this.sender.send(instance, 'video', dto));
@@ -70,6 +76,7 @@ export class SendController {
 
   @Post('sticker')
   @HttpCode(200)
+  @ApiBody({ type: SendStickerDto, examples: { sticker: { value: SEND_EXAMPLES.sticker } } })
   @ApiOkResponse({ type: SendResultDto })
   sticker(
     @Body() dto: SendStickerDto,
@@ -80,6 +87,7 @@ export class SendController {
 
   @Post('location')
   @HttpCode(200)
+  @ApiBody({ type: SendLocationDto, examples: { location: { value: SEND_EXAMPLES.location } } })
   @ApiOkResponse({ type: SendResultDto })
   location(
     @Body() dto: SendLocationDto,
@@ -90,6 +98,7 @@ export class SendController {
 
   @Post('contacts')
   @HttpCode(200)
+  @ApiBody({ type: SendContactsDto, examples: { contacts: { value: SEND_EXAMPLES.contacts } } })
   @ApiOkResponse({ type: SendResultDto })
   contacts(
     @Body() dto: SendContactsDto,
@@ -100,6 +109,7 @@ export class SendController {
 
   @Post('reaction')
   @HttpCode(200)
+  @ApiBody({ type: SendReactionDto, examples: { reaction: { value: SEND_EXAMPLES.reaction } } })
   @ApiOkResponse({ type: SendResultDto })
   reaction(
     @Body() dto: SendReactionDto,
@@ -110,6 +120,7 @@ export class SendController {
 
   @Post('template')
   @HttpCode(200)
+  @ApiBody({ type: SendTemplateDto, examples: { template: { value: SEND_EXAMPLES.template } } })
   @ApiOkResponse({ type: SendResultDto })
   template(
     @Body() dto: SendTemplateDto,
@@ -120,6 +131,12 @@ export class SendController {
 
   @Post('interactive')
   @HttpCode(200)
+  @ApiBody({
+    type: SendInteractiveDto,
+    examples: Object.fromEntries(
+      Object.entries(INTERACTIVE_EXAMPLES).map(([name, value]) => [name, { value }]),
+    ),
+  })
   @ApiOkResponse({ type: SendResultDto })
   interactive(
     @Body() dto: SendInteractiveDto,
