@@ -1,5 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { servedRoutes } from '../src/app.setup.js';
+import { SEND_KINDS } from '../src/platform/outbound-message.builder.js';
 import { http, useTestService } from './support/test-app.js';
 
 interface Document {
@@ -61,19 +62,7 @@ describe('OpenAPI document', () => {
     }
     expect(document.paths['/send/text'].post.security).toEqual([{ 'api-key': [] }]);
     // A worked example for each send type.
-    for (const kind of [
-      'text',
-      'image',
-      'document',
-      'audio',
-      'video',
-      'sticker',
-      'location',
-      'contacts',
-      'reaction',
-      'template',
-      'interactive',
-    ]) {
+    for (const kind of SEND_KINDS) {
       const body = (
         document.paths[`/send/${kind}`].post as {
           requestBody?: { content: Record<string, { examples?: object }> };
