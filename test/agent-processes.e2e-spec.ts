@@ -8,18 +8,11 @@ import {
   http,
   startTestApp,
   type TestApp,
+  waitFor,
 } from './support/test-app.js';
 
 const SECRET = 'test-app-secret-1';
 const PHONE_NUMBER_ID = '106540352200777';
-
-async function waitFor(condition: () => boolean, ms = 10000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 function delivery(from: string, ids: string[], at = Math.floor(Date.now() / 1000)): string {
   return JSON.stringify({

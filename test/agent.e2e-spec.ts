@@ -8,19 +8,12 @@ import {
   useTestService,
   type TestApp,
   type TestDatabase,
+  waitFor,
 } from './support/test-app.js';
 
 const SECRET = 'test-app-secret-1';
 const PHONE_NUMBER_ID = '106540352200001';
 const agentPromise = FakeAgent.start();
-
-async function waitFor(condition: () => boolean | Promise<boolean>, ms = 8000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 let sequence = 0;
 function textMessage(from: string, body: string, timestamp = Math.floor(Date.now() / 1000)) {

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { FakePlatform, VALID_TOKEN } from './support/fake-platform.js';
-import { TestDatabase, freePort, http, testEnvironment } from './support/test-app.js';
+import { TestDatabase, freePort, http, testEnvironment, waitFor } from './support/test-app.js';
 
 /** The built service (`npm test` builds first), run as a real process. */
 const MAIN = 'dist/main.js';
@@ -22,14 +22,6 @@ function run(env: Record<string, string | undefined>): Running {
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = once(child, 'exit').then(([code]) => code as number | null);
   return { child, output: () => output, exited };
-}
-
-async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 describe('the service process', () => {

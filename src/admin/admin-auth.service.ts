@@ -1,16 +1,10 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
 import { AppException } from '../common/app.exception.js';
+import { sameSecret } from '../common/secrets.js';
 import { AppConfig } from '../config/app-config.js';
 import type { LoginDto, LoginResponseDto } from './dto/login.dto.js';
 import { LoginThrottleService } from './login-throttle.service.js';
-
-/** Compares in constant time whatever the lengths (hashing first evens them out). */
-function sameSecret(given: string, expected: string): boolean {
-  const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
-  return timingSafeEqual(digest(given), digest(expected));
-}
 
 @Injectable()
 export class AdminAuthService {
@@ -22,16 +16,25 @@ export class AdminAuthService {
     private readonly throttle: LoginThrottleService,
   ) {}
 
-  async login(dto: LoginDto, address: string): Promise<LoginResponseDto> {
+  /**
+   * Checks the admin username and password under the per-address failure
+   * limit (429 rate_limited while locked out, 401 invalid_credentials when
+   * wrong). Used by the login and by the queue dashboard's Basic auth.
+   */
+  async verifyCredentials(username: string, password: string, address: string): Promise<void> {
     await this.throttle.assertAllowed(address);
-    const userOk = sameSecret(dto.username, this.config.ADMIN_USERNAME);
-    const passwordOk = sameSecret(dto.password, this.config.ADMIN_PASSWORD);
+    const userOk = sameSecret(username, this.config.ADMIN_USERNAME);
+    const passwordOk = sameSecret(password, this.config.ADMIN_PASSWORD);
     if (!userOk || !passwordOk) {
       await this.throttle.recordFailure(address);
       this.logger.warn({ address }, 'failed admin login');
       throw new AppException('invalid_credentials', 'Wrong username or password');
     }
     await this.throttle.reset(address);
+  }
+
+  async login(dto: LoginDto, address: string): Promise<LoginResponseDto> {
+    await this.verifyCredentials(dto.username, dto.password, address);
     const token = await this.jwt.signAsync({ sub: this.config.ADMIN_USERNAME });
     return {
       token,

@@ -10,6 +10,6 @@ import { LoginThrottleService } from './login-throttle.service.js';
   imports: [AuthModule, InstanceStoreModule],
   controllers: [AdminAuthController, ApiKeysController],
   providers: [AdminAuthService, LoginThrottleService],
-  exports: [LoginThrottleService],
+  exports: [AdminAuthService],
 })
 export class AdminModule {}

@@ -63,6 +63,18 @@ function reasonPhrase(status: number): string {
     .join(' ');
 }
 
+/** The contract's error body for a domain exception. */
+export function errorBody(error: AppException): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    statusCode: error.status,
+    error: reasonPhrase(error.status),
+    code: error.code,
+    message: error.message,
+  };
+  if (error.details && error.details.length > 0) body.details = error.details;
+  return body;
+}
+
 /**
  * The one place that writes error bodies: every error, ours or the
  * framework's, leaves as the contract's JSON body and never with a stack.
@@ -89,18 +101,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
       );
     }
 
-    const body: Record<string, unknown> = {
-      statusCode: error.status,
-      error: reasonPhrase(error.status),
-      code: error.code,
-      message: error.message,
-    };
-    if (error.details && error.details.length > 0) body.details = error.details;
     void reply
       .status(error.status)
       .headers(error.headers ?? {})
       .type('application/json; charset=utf-8')
-      .send(body);
+      .send(errorBody(error));
   }
 
   private toAppException(exception: unknown): AppException {

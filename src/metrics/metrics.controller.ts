@@ -1,16 +1,11 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { Controller, Get, Headers, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AppException } from '../common/app.exception.js';
+import { sameSecret } from '../common/secrets.js';
 import { Public } from '../common/public.decorator.js';
 import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from './metrics.service.js';
-
-function sameToken(given: string, expected: string): boolean {
-  const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
-  return timingSafeEqual(digest(given), digest(expected));
-}
 
 /** Prometheus text format; with METRICS_TOKEN set, only for `Authorization: Bearer <token>`. */
 @ApiTags('operations')
@@ -30,7 +25,7 @@ export class MetricsController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     const expected = this.config.METRICS_TOKEN;
-    if (expected && !sameToken(authorization ?? '', `Bearer ${expected}`)) {
+    if (expected && !sameSecret(authorization ?? '', `Bearer ${expected}`)) {
       throw new AppException('unauthorized', 'Missing or wrong metrics token');
     }
     await reply.type(this.metrics.registry.contentType).send(await this.metrics.registry.metrics());

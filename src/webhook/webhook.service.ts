@@ -1,9 +1,9 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppException } from '../common/app.exception.js';
+import { sameSecret } from '../common/secrets.js';
 import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { DeliveryQueue } from './delivery-queue.service.js';
@@ -11,11 +11,6 @@ import { hasValidSignature } from './webhook-signature.js';
 
 /** Longest the acknowledgement waits for the durable write. */
 const STORE_TIMEOUT_MS = 2000;
-
-function sameSecret(given: string, expected: string): boolean {
-  const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
-  return timingSafeEqual(digest(given), digest(expected));
-}
 
 @Injectable()
 export class WebhookService {
@@ -55,16 +50,28 @@ export class WebhookService {
       // BullMQ waits for a connection that is down: give up in time to answer 503
       // well within the platform's 5 s. A write that still lands later is a
       // duplicate delivery, which de-duplication by wamid absorbs.
-      await Promise.race([
-        this.deliveries.add({ body: rawBody.toString('utf8'), receivedAt: Date.now() }),
-        sleep(STORE_TIMEOUT_MS).then(() => Promise.reject(new Error('queue write timed out'))),
-      ]);
+      await this.storeWithin(rawBody.toString('utf8'), STORE_TIMEOUT_MS);
       this.metrics.webhookDeliveries.inc({ outcome: 'accepted' });
     } catch (error) {
       this.metrics.webhookDeliveries.inc({ outcome: 'unavailable' });
       // Not kept: the platform must deliver again, so say so instead of 200.
       this.logger.error({ err: (error as Error).message }, 'webhook delivery not stored');
       throw new AppException('unavailable', 'The delivery could not be stored; retry later');
+    }
+  }
+
+  /** The queue write, given up after `ms`; the timer is cancelled as soon as the race is decided. */
+  private async storeWithin(body: string, ms: number): Promise<void> {
+    const timer = new AbortController();
+    try {
+      await Promise.race([
+        this.deliveries.add({ body, receivedAt: Date.now() }),
+        sleep(ms, undefined, { signal: timer.signal }).then(() => {
+          throw new Error('queue write timed out');
+        }),
+      ]);
+    } finally {
+      timer.abort();
     }
   }
 }

@@ -207,3 +207,15 @@ export async function createInstance(
     throw new Error(`instance not created: ${answer.status} ${answer.text}`);
   return answer.body.id;
 }
+
+/** Polls until `condition` holds; throws after `ms`. */
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  ms = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
