@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { load } from 'js-yaml';
 
-/** The platform's published OpenAPI description, beside the project in ../shared/reference. */
+/** The platform's published OpenAPI description (MIT licensed), kept in test/fixtures. */
 const REFERENCE = resolve(
   process.cwd(),
-  '../shared/reference/platform-business-messaging-openapi-v23.yaml',
+  'test/fixtures/platform-business-messaging-openapi-v23.yaml',
 );
 
 interface OpenApi {
