@@ -25,7 +25,8 @@ export interface FakeAnswer {
   raw?: boolean;
 }
 
-type Handler = (request: RecordedRequest) => FakeAnswer;
+/** A scripted answer; undefined lets the simulator answer as the platform would. */
+type Handler = (request: RecordedRequest) => FakeAnswer | undefined;
 
 interface Route {
   method: string;
@@ -168,7 +169,7 @@ export class PlatformSimulator {
     );
     if (route) {
       const handler = route.answers.length > 1 ? route.answers.shift()! : route.answers[0];
-      return handler(request);
+      return handler(request) ?? this.defaultAnswer(request);
     }
     return this.defaultAnswer(request);
   }
@@ -239,7 +240,8 @@ export interface WebhookTarget {
 
 let simulatedMessages = 0;
 
-function envelope(
+/** The platform's webhook envelope for one change (`messages` or a template event) of the target's number. */
+export function envelope(
   target: WebhookTarget,
   field: string,
   value: Record<string, unknown>,

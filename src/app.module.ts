@@ -20,6 +20,7 @@ import { MessagesModule } from './messages/messages.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { RedisModule } from './redis/redis.module.js';
 import { SendModule } from './send/send.module.js';
+import { TurnsModule } from './turns/turns.module.js';
 import { WebhookWorkerModule } from './webhook/webhook-worker.module.js';
 import { WebhookModule } from './webhook/webhook.module.js';
 
@@ -50,6 +51,7 @@ export class AppModule {
         SendModule,
         MediaModule,
         WebhookModule,
+        TurnsModule,
       );
     }
     if (config.runsWorkers) imports.push(WebhookWorkerModule);

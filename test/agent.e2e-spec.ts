@@ -34,6 +34,7 @@ describe('buffering and the agent', () => {
     AGENT_MODULE_TOKEN: 'agent-secret-token',
     MESSAGE_BUFFER_DELAY: '0.4',
     MESSAGE_BUFFER_MAX_WAIT: '1.5',
+    AGENT_RETRY_MAX_S: '4',
   });
   let service: TestApp;
   let platform: FakePlatform;
@@ -135,9 +136,7 @@ describe('buffering and the agent', () => {
       message_id: message.id,
       typing_indicator: { type: 'text' },
     });
-    const [batch] = await db.query('SELECT status FROM batches WHERE id = $1', [
-      call.body.batch_id,
-    ]);
+    const [batch] = await db.query('SELECT status FROM turns WHERE id = $1', [call.body.batch_id]);
     expect(batch).toEqual({ status: 'done' });
   });
 
@@ -212,16 +211,40 @@ describe('buffering and the agent', () => {
     expect(sentTexts(from)).toEqual(['third time']);
   });
 
-  it('keeps a batch as failed after 3 failed attempts, and sends nothing', async () => {
+  it('keeps retrying 5xx until AGENT_RETRY_MAX_S, then fails the turn and sends nothing', async () => {
     const from = '5511911110008';
     agent.answerAlways(() => ({ status: 500 }));
     await deliver([textMessage(from, 'doomed')]);
     await waitFor(
       async () =>
-        (await db.query("SELECT 1 FROM batches WHERE contact = $1 AND status = 'failed'", [from]))
+        (await db.query("SELECT 1 FROM turns WHERE contact = $1 AND status = 'failed'", [from]))
+          .length === 1,
+      10_000,
+    );
+    const calls = callsFor(from);
+    expect(calls.length).toBeGreaterThanOrEqual(3);
+    // Every attempt within the 4 s horizon, all with the same Idempotency-Key.
+    expect(calls.at(-1)!.at - calls[0].at).toBeLessThanOrEqual(4000);
+    expect(new Set(calls.map((c) => c.headers['idempotency-key'])).size).toBe(1);
+    const [turn] = await db.query<{ last_error: string }>(
+      'SELECT last_error FROM turns WHERE contact = $1',
+      [from],
+    );
+    expect(turn.last_error).toMatch(/^agent answered HTTP 500 \(gave up after \d+ attempts\)$/);
+    expect(sentTexts(from)).toHaveLength(0);
+  });
+
+  it('fails the turn at once when the agent answers a 4xx other than 408 and 429', async () => {
+    const from = '5511911110012';
+    agent.answerNext({ status: 422, body: { error: 'no' } });
+    await deliver([textMessage(from, 'refused')]);
+    await waitFor(
+      async () =>
+        (await db.query("SELECT 1 FROM turns WHERE contact = $1 AND status = 'failed'", [from]))
           .length === 1,
     );
-    expect(callsFor(from)).toHaveLength(3);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(callsFor(from)).toHaveLength(1);
     expect(sentTexts(from)).toHaveLength(0);
   });
 

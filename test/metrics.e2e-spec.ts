@@ -69,15 +69,19 @@ describe('GET /metrics', () => {
       'http_request_duration_seconds_bucket',
       'webhook_deliveries_total',
       'queue_jobs',
-      'agent_calls_total',
+      'agent_attempts_total',
       'agent_call_duration_seconds',
+      'turns_finished_total',
+      'reply_parts_total',
+      'turns',
+      'oldest_waiting_message_age_seconds',
       'platform_calls_total',
       'platform_call_duration_seconds_bucket',
       'messages_sent_total',
       'process_cpu_user_seconds_total',
       'nodejs_heap_size_used_bytes',
     ]) {
-      expect(answer.text).toContain(`# TYPE ${name.replace(/_bucket$/, '')}`);
+      expect(answer.text).toContain(`# TYPE ${name.replace(/_bucket$/, '')} `);
     }
   });
 
@@ -149,7 +153,10 @@ describe('GET /metrics', () => {
     expect(moved('webhook_deliveries_total', { outcome: 'accepted' })).toBe(3);
     expect(moved('webhook_deliveries_total', { outcome: 'duplicate' })).toBe(1);
     expect(moved('webhook_deliveries_total', { outcome: 'unrouted' })).toBe(1);
-    expect(moved('agent_calls_total', { outcome: 'ok' })).toBe(1);
+    expect(moved('agent_attempts_total', { outcome: 'ok' })).toBe(1);
+    expect(moved('turns_finished_total', { status: 'done' })).toBe(1);
+    expect(moved('reply_parts_total', { outcome: 'sent' })).toBe(1);
+    expect(after).toMatch(/^oldest_waiting_message_age_seconds 0$/m);
     expect(moved('messages_sent_total', { type: 'text' })).toBe(1);
     expect(
       moved('platform_calls_total', { endpoint: '/{id}/messages', status: '2xx' }),

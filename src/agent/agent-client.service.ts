@@ -1,36 +1,33 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import axios, { AxiosError, type AxiosInstance } from 'axios';
+import { retryAfterMs } from '../common/backoff.js';
 import { AppConfig } from '../config/app-config.js';
 import type { AgentRequest } from './agent-payload.js';
-
-export const AGENT_MAX_ATTEMPTS = 3;
 
 /** What the agent answered: nothing, one text, or a list of /send bodies (validated later). */
 export type AgentAnswer =
   { kind: 'none' } | { kind: 'reply'; text: string } | { kind: 'replies'; replies: unknown[] };
 
-export class AgentCallError extends Error {
-  constructor(
-    message: string,
-    readonly retryable: boolean,
-  ) {
-    super(message);
-    this.name = 'AgentCallError';
-  }
-}
+/** Statuses after which the same call may succeed later; any other 3xx/4xx is final. */
+export const RETRYABLE_AGENT_STATUSES: ReadonlySet<number> = new Set([408, 429]);
 
-/** Calls the agent module: timeouts, connection errors and 5xx are retried with backoff. */
+/** One call to the agent: its answer, or why it failed and whether a later attempt may succeed. */
+export type AgentAttempt =
+  | { ok: true; answer: AgentAnswer; raw: unknown }
+  | { ok: false; retryable: boolean; reason: string; retryAfterMs?: number };
+
+/**
+ * Calls the agent module, one attempt at a time: the turn runner decides
+ * when to try again (timeouts, connection errors, 5xx, 408 and 429 may be
+ * retried; other answers are final), so waiting never holds a worker.
+ */
 @Injectable()
 export class AgentClient implements OnApplicationShutdown {
-  private readonly logger = new Logger(AgentClient.name);
   private readonly http: AxiosInstance;
   private readonly httpAgent = new HttpAgent({ keepAlive: true });
   private readonly httpsAgent = new HttpsAgent({ keepAlive: true });
-  /** Wait before attempt n+1 is backoffMs × 2^(n-1); tests shorten it. */
-  backoffMs = 1000;
 
   constructor(private readonly config: AppConfig) {
     this.http = axios.create({
@@ -52,25 +49,8 @@ export class AgentClient implements OnApplicationShutdown {
     this.httpsAgent.destroy();
   }
 
-  /** Sends the batch; the same Idempotency-Key on every attempt lets the agent drop repeats. */
-  async call(request: AgentRequest): Promise<{ answer: AgentAnswer; attempts: number }> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return { answer: await this.attempt(request), attempts: attempt };
-      } catch (error) {
-        const failure =
-          error instanceof AgentCallError ? error : new AgentCallError(String(error), false);
-        this.logger.warn(
-          { batchId: request.batch_id, attempt, reason: failure.message },
-          'agent call failed',
-        );
-        if (!failure.retryable || attempt >= AGENT_MAX_ATTEMPTS) throw failure;
-        await sleep(this.backoffMs * 2 ** (attempt - 1));
-      }
-    }
-  }
-
-  private async attempt(request: AgentRequest): Promise<AgentAnswer> {
+  /** One attempt; the same Idempotency-Key (the batch id) on every attempt lets the agent drop repeats. */
+  async attempt(request: AgentRequest): Promise<AgentAttempt> {
     let response;
     try {
       response = await this.http.post<unknown>(this.config.AGENT_MODULE_URL!, request, {
@@ -84,15 +64,17 @@ export class AgentClient implements OnApplicationShutdown {
       });
     } catch (error) {
       const code = error instanceof AxiosError ? (error.code ?? 'network error') : 'network error';
-      throw new AgentCallError(`agent unreachable (${code})`, true);
+      return { ok: false, retryable: true, reason: `agent unreachable (${code})` };
     }
-    if (response.status >= 500) {
-      throw new AgentCallError(`agent answered HTTP ${response.status}`, true);
+    if (response.status >= 200 && response.status < 300) {
+      return { ok: true, answer: parseAnswer(response.status, response.data), raw: response.data };
     }
-    if (response.status >= 300) {
-      throw new AgentCallError(`agent answered HTTP ${response.status}`, false);
-    }
-    return parseAnswer(response.status, response.data);
+    return {
+      ok: false,
+      retryable: response.status >= 500 || RETRYABLE_AGENT_STATUSES.has(response.status),
+      reason: `agent answered HTTP ${response.status}`,
+      retryAfterMs: retryAfterMs(response.headers['retry-after']),
+    };
   }
 }
 

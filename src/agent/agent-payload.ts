@@ -1,5 +1,5 @@
 import type { Instance } from '../instances/entities/instance.entity.js';
-import type { InboundMessage } from '../webhook/webhook-payload.js';
+import type { InboundMessage } from '../platform/webhook-payload.js';
 
 /** The body POSTed to AGENT_MODULE_URL (contract §7). */
 export interface AgentRequest {

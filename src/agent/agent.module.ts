@@ -2,15 +2,35 @@ import { BullModule } from '@nestjs/bullmq';
 import { Module } from '@nestjs/common';
 import { BUFFER_QUEUE } from '../common/queues.js';
 import { InstanceStoreModule } from '../instances/instance-store.module.js';
+import { MessageStoreModule } from '../messages/message-store.module.js';
 import { SendingModule } from '../send/sending.module.js';
+import { TurnStoreModule } from '../turns/turn-store.module.js';
 import { AgentClient } from './agent-client.service.js';
 import { BufferProcessor } from './buffer.processor.js';
-import { BufferService } from './buffer.service.js';
+import { ContactBuffer } from './contact-buffer.service.js';
+import { ReplySender } from './reply-sender.service.js';
+import { TurnRunner } from './turn-runner.service.js';
+import { TurnSweeper } from './turn-sweeper.service.js';
+import { TurnProcessor } from './turn.processor.js';
 
-/** Buffers each contact's burst and hands it to the agent (APP_ROLE all or worker). */
+/** Buffers each contact's burst and runs its turns with the agent (APP_ROLE all or worker). */
 @Module({
-  imports: [BullModule.registerQueue({ name: BUFFER_QUEUE }), InstanceStoreModule, SendingModule],
-  providers: [AgentClient, BufferService, BufferProcessor],
-  exports: [BufferService],
+  imports: [
+    BullModule.registerQueue({ name: BUFFER_QUEUE }),
+    InstanceStoreModule,
+    MessageStoreModule,
+    SendingModule,
+    TurnStoreModule,
+  ],
+  providers: [
+    AgentClient,
+    ContactBuffer,
+    ReplySender,
+    TurnRunner,
+    TurnSweeper,
+    BufferProcessor,
+    TurnProcessor,
+  ],
+  exports: [ContactBuffer],
 })
 export class AgentModule {}

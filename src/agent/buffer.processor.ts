@@ -2,16 +2,16 @@ import { Processor } from '@nestjs/bullmq';
 import type { Job } from 'bullmq';
 import { GracefulWorkerHost } from '../common/graceful-worker-host.js';
 import { BUFFER_QUEUE, type BufferFlushJob } from '../common/queues.js';
-import { BufferService, type BatchOutcome } from './buffer.service.js';
+import { TurnRunner, type TurnStep } from './turn-runner.service.js';
 
-/** Thin: one contact's buffer goes to the agent. */
+/** Thin: a contact's buffer is due, its messages become a turn. Failures throw so BullMQ retries. */
 @Processor(BUFFER_QUEUE, { concurrency: 32 })
 export class BufferProcessor extends GracefulWorkerHost {
-  constructor(private readonly buffers: BufferService) {
+  constructor(private readonly runner: TurnRunner) {
     super();
   }
 
-  process(job: Job<BufferFlushJob>): Promise<BatchOutcome> {
-    return this.buffers.flush(job.data.instanceId, job.data.contact);
+  process(job: Job<BufferFlushJob>): Promise<TurnStep> {
+    return this.runner.startTurn(job.data.instanceId, job.data.contact);
   }
 }

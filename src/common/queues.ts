@@ -19,3 +19,11 @@ export interface BufferFlushJob {
   instanceId: string;
   contact: string;
 }
+
+/** Wake-ups of one turn: a delayed retry, or a resume after its worker died. PostgreSQL holds the state. */
+export const TURN_QUEUE = 'turns';
+export const TURN_RUN_JOB = 'run';
+
+export interface TurnRunJob {
+  turnId: string;
+}

@@ -172,6 +172,34 @@ export class AppConfig {
   @Max(86400, { message: 'MESSAGE_BUFFER_MAX_WAIT must be a number of seconds from 0 to 86400' })
   MESSAGE_BUFFER_MAX_WAIT = 60;
 
+  /** How long a turn keeps retrying the agent (timeouts, 5xx, 408, 429) before it fails. */
+  @Type(() => Number)
+  @IsNumber({}, { message: 'AGENT_RETRY_MAX_S must be a number of seconds from 0 to 86400' })
+  @Min(0, { message: 'AGENT_RETRY_MAX_S must be a number of seconds from 0 to 86400' })
+  @Max(86400, { message: 'AGENT_RETRY_MAX_S must be a number of seconds from 0 to 86400' })
+  AGENT_RETRY_MAX_S = 900;
+
+  /** How long a reply part keeps retrying the platform (outage, throttling) before it fails. */
+  @Type(() => Number)
+  @IsNumber({}, { message: 'REPLY_RETRY_MAX_S must be a number of seconds from 0 to 86400' })
+  @Min(0, { message: 'REPLY_RETRY_MAX_S must be a number of seconds from 0 to 86400' })
+  @Max(86400, { message: 'REPLY_RETRY_MAX_S must be a number of seconds from 0 to 86400' })
+  REPLY_RETRY_MAX_S = 600;
+
+  /** A worker's hold on a turn; renewed while it works, taken over by another worker once expired. */
+  @Type(() => Number)
+  @IsNumber({}, { message: 'TURN_LEASE_S must be a number of seconds from 1 to 600' })
+  @Min(1, { message: 'TURN_LEASE_S must be a number of seconds from 1 to 600' })
+  @Max(600, { message: 'TURN_LEASE_S must be a number of seconds from 1 to 600' })
+  TURN_LEASE_S = 15;
+
+  /** How often one worker looks for stranded messages and turns whose worker died. */
+  @Type(() => Number)
+  @IsNumber({}, { message: 'SWEEP_INTERVAL_S must be a number of seconds from 0.5 to 3600' })
+  @Min(0.5, { message: 'SWEEP_INTERVAL_S must be a number of seconds from 0.5 to 3600' })
+  @Max(3600, { message: 'SWEEP_INTERVAL_S must be a number of seconds from 0.5 to 3600' })
+  SWEEP_INTERVAL_S = 15;
+
   @IsString()
   @MinLength(1, { message: 'ADMIN_USERNAME must not be empty' })
   ADMIN_USERNAME = 'admin';

@@ -10,6 +10,7 @@ import { InitialSchema1763740800000 } from './migrations/1763740800000-initial-s
 import { MessagesAndContacts1763827200000 } from './migrations/1763827200000-messages-and-contacts.js';
 import { TemplateEvents1763913600000 } from './migrations/1763913600000-template-events.js';
 import { Batches1764000000000 } from './migrations/1764000000000-batches.js';
+import { DurableTurns1764100000000 } from './migrations/1764100000000-durable-turns.js';
 
 export const ENTITIES = [Instance, ApiKey, Message, Contact];
 export const MIGRATIONS = [
@@ -17,6 +18,7 @@ export const MIGRATIONS = [
   MessagesAndContacts1763827200000,
   TemplateEvents1763913600000,
   Batches1764000000000,
+  DurableTurns1764100000000,
 ];
 
 /** Any constant: every process that migrates takes the same PostgreSQL advisory lock. */

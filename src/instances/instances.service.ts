@@ -108,6 +108,15 @@ export class InstancesService {
     return row ?? null;
   }
 
+  /** Whether a business account has an active instance (template events are kept only then). */
+  async hasActiveInstanceFor(channelAccountId: string): Promise<boolean> {
+    const found = await this.instances.query<unknown[]>(
+      'SELECT 1 FROM instances WHERE channel_account_id = $1 AND is_active LIMIT 1',
+      [channelAccountId],
+    );
+    return found.length > 0;
+  }
+
   /** For admin changes: always read from the database. */
   async get(id: string): Promise<Instance> {
     const instance = await this.instances.findOneBy({ id });

@@ -5,11 +5,24 @@ import { AppException } from '../common/app.exception.js';
 import { BatchWriter } from '../common/batch-writer.js';
 import { LocalCache } from '../common/local-cache.js';
 import { AppConfig } from '../config/app-config.js';
+import { rows } from '../database/sql.js';
+import type { InboundMessage } from '../platform/webhook-payload.js';
 import { Contact } from './entities/contact.entity.js';
 import { Message } from './entities/message.entity.js';
 
 export const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;
 const WINDOW_CACHE_TTL_MS = 60_000;
+
+/** When a contact's waiting messages arrived: the first and the last. */
+export interface AwaitingSpan {
+  first: Date;
+  last: Date;
+}
+
+export interface ContactProfile {
+  user_id: string | null;
+  name: string | null;
+}
 
 export interface OutboundRecord {
   instanceId: string;
@@ -89,6 +102,72 @@ export class MessagesService {
          updated_at = now()`,
       params,
     );
+  }
+
+  /** When the contact's messages waiting for a turn arrived; null when none waits. */
+  async awaitingSpan(instanceId: string, contact: string): Promise<AwaitingSpan | null> {
+    const [span] = await rows<{ first: Date | null; last: Date | null }>(
+      this.messages,
+      `SELECT min(received_at) AS first, max(received_at) AS last FROM messages
+       WHERE awaiting_turn AND instance_id = $1 AND contact = $2`,
+      [instanceId, contact],
+    );
+    return span?.first && span.last ? { first: span.first, last: span.last } : null;
+  }
+
+  /**
+   * Contacts whose waiting messages should have gone to the agent by now (the
+   * quiet delay after the last one, or the max wait after the first, passed
+   * more than `graceMs` ago) and that have no open turn to wait for.
+   */
+  overdueContacts(
+    delayMs: number,
+    maxWaitMs: number,
+    graceMs: number,
+    limit = 1000,
+  ): Promise<Array<{ instance_id: string; contact: string }>> {
+    return rows(
+      this.messages,
+      `SELECT m.instance_id, m.contact FROM messages m
+       WHERE m.awaiting_turn
+         AND NOT EXISTS (
+           SELECT 1 FROM turns t WHERE t.instance_id = m.instance_id AND t.contact = m.contact
+             AND t.status IN ('claimed', 'calling', 'answered', 'sending'))
+       GROUP BY m.instance_id, m.contact
+       HAVING max(m.received_at) < now() - ($1::float8 + $3::float8) * interval '1 millisecond'
+           OR min(m.received_at) < now() - ($2::float8 + $3::float8) * interval '1 millisecond'
+       LIMIT $4`,
+      [delayMs, maxWaitMs, graceMs, limit],
+    );
+  }
+
+  /** Seconds since the oldest message still waiting for a turn arrived (0 when none waits). */
+  async oldestAwaitingAgeSeconds(): Promise<number> {
+    const [oldest] = await rows<{ age: number | null }>(
+      this.messages,
+      `SELECT extract(epoch FROM now() - min(received_at))::float8 AS age
+       FROM messages WHERE awaiting_turn`,
+    );
+    return Math.max(0, oldest?.age ?? 0);
+  }
+
+  /** A turn's messages as the platform sent them: by timestamp, then arrival. */
+  async ofTurn(turnId: string): Promise<InboundMessage[]> {
+    const found = await rows<{ body: InboundMessage }>(
+      this.messages,
+      `SELECT body FROM messages WHERE turn_id = $1 ORDER BY created_at, received_at, seq`,
+      [turnId],
+    );
+    return found.map((row) => row.body);
+  }
+
+  async contactProfile(instanceId: string, waId: string): Promise<ContactProfile> {
+    const [profile] = await rows<ContactProfile>(
+      this.contacts,
+      'SELECT user_id, name FROM contacts WHERE instance_id = $1 AND wa_id = $2',
+      [instanceId, waId],
+    );
+    return profile ?? { user_id: null, name: null };
   }
 
   async findForInstance(instanceId: string, wamid: string): Promise<Message> {

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-export type DeliveryOutcome =
-  'accepted' | 'invalid_signature' | 'unavailable' | 'duplicate' | 'unrouted' | 'inactive';
-
-export type AgentOutcome = 'ok' | 'retried' | 'failed';
+/** Where the pipeline stands, read from PostgreSQL when Prometheus scrapes (worker processes). */
+export interface PipelineGauges {
+  turns: Array<{ status: string; count: number }>;
+  oldestWaitingMessageSeconds: number;
+}
 
 /** Reads queue sizes when Prometheus scrapes (registered by whoever owns the queues). */
 export type QueueCountsReader = () => Promise<
@@ -24,6 +25,7 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 export class MetricsService {
   readonly registry = new Registry();
   private readonly queueReaders: QueueCountsReader[] = [];
+  private pipelineReader?: () => Promise<PipelineGauges>;
 
   readonly httpRequests = new Counter({
     name: 'http_requests_total',
@@ -47,17 +49,31 @@ export class MetricsService {
     registers: [this.registry],
   });
 
-  readonly agentCalls = new Counter({
-    name: 'agent_calls_total',
-    help: 'Agent calls by outcome',
+  readonly agentAttempts = new Counter({
+    name: 'agent_attempts_total',
+    help: 'Agent calls by outcome: ok, retry (to be tried again), failed (final)',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
 
   readonly agentDuration = new Histogram({
     name: 'agent_call_duration_seconds',
-    help: 'Agent call latency (all attempts of a batch)',
+    help: 'Agent call latency, per attempt',
     buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly turnsFinished = new Counter({
+    name: 'turns_finished_total',
+    help: 'Turns that ended, by final state (done, failed, skipped)',
+    labelNames: ['status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly replyParts = new Counter({
+    name: 'reply_parts_total',
+    help: 'Reply part attempts by outcome: sent, retry, failed, uncertain, skipped',
+    labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
 
@@ -85,6 +101,29 @@ export class MetricsService {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+    const readPipeline = async (): Promise<PipelineGauges | undefined> =>
+      this.pipelineReader?.().catch(() => undefined);
+    new Gauge({
+      name: 'turns',
+      help: 'Open turns by state, and failed turns (dead letters awaiting an operator)',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const { status, count } of (await readPipeline())?.turns ?? []) {
+          this.set({ state: status }, count);
+        }
+      },
+    });
+    new Gauge({
+      name: 'oldest_waiting_message_age_seconds',
+      help: 'Age of the oldest inbound message waiting for a turn (alert when it grows)',
+      registers: [this.registry],
+      async collect() {
+        const gauges = await readPipeline();
+        if (gauges) this.set(gauges.oldestWaitingMessageSeconds);
+      },
+    });
     const readers = this.queueReaders;
     new Gauge({
       name: 'queue_jobs',
@@ -104,5 +143,10 @@ export class MetricsService {
 
   addQueueReader(reader: QueueCountsReader): void {
     this.queueReaders.push(reader);
+  }
+
+  /** Set by the worker side, which owns the turns; api processes report no pipeline gauges. */
+  setPipelineReader(reader: () => Promise<PipelineGauges>): void {
+    this.pipelineReader = reader;
   }
 }

@@ -1,6 +1,7 @@
 import { FakePlatform, VALID_TOKEN, platformError } from '../../test/support/fake-platform.js';
 import { loadConfig } from '../config/load-config.js';
-import { PlatformClient, backoffDelay, DEFAULT_RETRY_POLICY } from './platform-client.service.js';
+import { backoffDelay } from '../common/backoff.js';
+import { PlatformClient, DEFAULT_RETRY_POLICY } from './platform-client.service.js';
 import { PlatformError } from './platform.errors.js';
 
 describe('PlatformClient retry rules', () => {

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import axios, { AxiosError, type AxiosInstance, type AxiosResponse } from 'axios';
 import { AppException } from '../common/app.exception.js';
+import { backoffDelay, retryAfterMs, type Backoff } from '../common/backoff.js';
 import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import {
@@ -64,10 +65,8 @@ async function* multipartBody(boundary: string, upload: MediaUpload): AsyncGener
 }
 
 /** Tunables of the retry policy; tests shorten the delays. */
-export interface RetryPolicy {
+export interface RetryPolicy extends Backoff {
   maxAttempts: number;
-  baseDelayMs: number;
-  maxDelayMs: number;
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
@@ -93,20 +92,13 @@ interface PlatformCall {
   headers?: Record<string, string>;
 }
 
-/** Exponential backoff with jitter: attempt 1 waits about base, then 2×, 4×… up to the cap. */
-export function backoffDelay(attempt: number, policy: RetryPolicy, random = Math.random): number {
-  const exponential = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
-  return Math.round(exponential / 2 + random() * (exponential / 2));
-}
-
 function segment(id: string): string {
   return encodeURIComponent(id);
 }
 
 function retryAfterSeconds(response: AxiosResponse): number | undefined {
-  const header: unknown = response.headers['retry-after'];
-  const seconds = typeof header === 'string' ? Number.parseInt(header, 10) : NaN;
-  return Number.isFinite(seconds) && seconds >= 0 ? seconds : undefined;
+  const ms = retryAfterMs(response.headers['retry-after']);
+  return ms === undefined ? undefined : Math.ceil(ms / 1000);
 }
 
 /** What one attempt came to: either a result or a failure and whether to try again. */
@@ -229,6 +221,7 @@ export class PlatformClient implements OnApplicationShutdown {
       throw new PlatformError({
         kind: 'unavailable',
         platformMessage: 'The platform accepted the message but returned no message id',
+        mayHaveBeenSent: true,
       });
     }
     return wamid;
@@ -447,17 +440,16 @@ export class PlatformClient implements OnApplicationShutdown {
     if (error instanceof AppException) throw error;
     if (error instanceof AxiosError && error.cause instanceof AppException) throw error.cause;
     const code = error instanceof AxiosError ? error.code : undefined;
-    const timedOut = code === 'ETIMEDOUT' || code === 'ECONNABORTED';
     const neverSent = code !== undefined && NOT_SENT_NETWORK_CODES.has(code);
     const retryable = code !== undefined && RETRYABLE_NETWORK_CODES.has(code);
-    const mayHaveBeenSent = !call.idempotent && !neverSent;
     return {
       ok: false,
       retry: retryable && (call.idempotent || neverSent),
       failure: {
         kind: 'unavailable',
         networkCode: code,
-        mayHaveBeenSent: mayHaveBeenSent && timedOut,
+        // A timeout or a connection cut after the request went out: it may have been acted on.
+        mayHaveBeenSent: !call.idempotent && !neverSent,
       },
     };
   }

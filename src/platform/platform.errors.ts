@@ -59,7 +59,7 @@ export interface PlatformFailure {
   retryAfterSeconds?: number;
   /** The network error when the platform did not answer (ECONNREFUSED, ETIMEDOUT…). */
   networkCode?: string;
-  /** A send timed out after reaching the platform: it may have been delivered. */
+  /** A send reached the platform and got no answer (timeout, connection cut): it may have been delivered. */
   mayHaveBeenSent?: boolean;
 }
 
@@ -72,7 +72,13 @@ function describe(failure: PlatformFailure): string {
   }
   if (failure.kind === 'unavailable') {
     if (failure.mayHaveBeenSent) {
-      return 'The platform did not answer in time; the message may have been sent, so it was not retried (check the number before sending again)';
+      const what =
+        failure.networkCode === undefined
+          ? (failure.platformMessage ?? 'The platform gave an unreadable answer')
+          : failure.networkCode === 'ETIMEDOUT' || failure.networkCode === 'ECONNABORTED'
+            ? 'The platform did not answer in time'
+            : 'The connection to the platform broke before it answered';
+      return `${what}; the message may have been sent, so it was not retried (check the number before sending again)`;
     }
     if (failure.httpStatus) return `The platform failed with HTTP ${failure.httpStatus}`;
     return failure.platformMessage
@@ -112,4 +118,29 @@ export class PlatformError extends AppException {
     );
     this.name = 'PlatformError';
   }
+}
+
+/**
+ * What a later attempt of the same send could achieve, for work that retries
+ * on its own schedule (the agent's replies): `retry` when the platform was
+ * away or throttling, `uncertain` when the message may already have gone out
+ * (never repeated), `final` when the platform refused it.
+ */
+export type SendRetryDisposition =
+  { kind: 'retry'; retryAfterMs?: number } | { kind: 'uncertain' } | { kind: 'final' };
+
+export function sendRetryDisposition(failure: PlatformFailure): SendRetryDisposition {
+  if (failure.mayHaveBeenSent) return { kind: 'uncertain' };
+  if (failure.kind === 'rate_limited') {
+    return {
+      kind: 'retry',
+      retryAfterMs:
+        failure.retryAfterSeconds === undefined ? undefined : failure.retryAfterSeconds * 1000,
+    };
+  }
+  if (failure.kind === 'unavailable') return { kind: 'retry' };
+  if (failure.platformCode !== undefined && RETRYABLE_PLATFORM_CODES.has(failure.platformCode)) {
+    return { kind: 'retry' };
+  }
+  return { kind: 'final' };
 }

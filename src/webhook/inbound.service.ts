@@ -1,33 +1,39 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { BufferService } from '../agent/buffer.service.js';
+import { ContactBuffer } from '../agent/contact-buffer.service.js';
+import { rows, sqlState } from '../database/sql.js';
 import type { Instance } from '../instances/entities/instance.entity.js';
-import { MetricsService } from '../metrics/metrics.service.js';
 import { InstancesService } from '../instances/instances.service.js';
+import { MetricsService } from '../metrics/metrics.service.js';
+import type {
+  MessagesValue,
+  TemplateStatusValue,
+  WebhookEnvelope,
+} from '../platform/webhook-payload.js';
 import {
-  epochSeconds,
-  type InboundMessage,
-  type InboundStatus,
-  type MessagesValue,
-  type TemplateStatusValue,
-  type WebhookEnvelope,
-} from './webhook-payload.js';
+  STATUS_RANK,
+  contactRows,
+  fallbackBody,
+  fitText,
+  inboundMessageRow,
+  messageTime,
+  statusRows,
+  type InboundMessageRow,
+} from './inbound-rows.js';
 
-/** A status only moves forward; `failed` stands last and keeps its errors. */
 const STATUS_RANK_SQL = (column: string): string =>
-  `(CASE ${column} WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 WHEN 'read' THEN 3 WHEN 'failed' THEN 4 ELSE 0 END)`;
+  `(CASE ${column} ${Object.entries(STATUS_RANK)
+    .map(([status, rank]) => `WHEN '${status}' THEN ${rank}`)
+    .join(' ')} ELSE 0 END)`;
 
-export interface NewInboundMessage {
-  instance: Instance;
-  contact: string;
-  wamid: string;
-}
-
-export interface DeliveryOutcome {
+/** What one delivery came to. */
+export interface DeliveryResult {
   /** Messages stored for the first time (re-sent ones are not counted again). */
-  newMessages: NewInboundMessage[];
+  stored: number;
   duplicates: number;
+  /** Messages that could not be stored at all (no usable id or sender). */
+  invalid: number;
   statuses: number;
   templateEvents: number;
   /** Changes for numbers with no instance, or a deactivated one: acknowledged, not processed. */
@@ -35,10 +41,19 @@ export interface DeliveryOutcome {
   inactive: number;
 }
 
+/** A value PostgreSQL refused (SQLSTATE class 22, or a check): retrying the same row cannot help. */
+function isDataError(error: unknown): boolean {
+  const state = sqlState(error);
+  return state !== undefined && (state.startsWith('22') || state === '23514');
+}
+
 /**
  * Turns one stored webhook delivery into rows: every entry, change, message
- * and status in it. Safe to run twice for the same delivery (and for two
- * processes at once): messages are de-duplicated by their unique wamid.
+ * and status in it, a statement per kind rather than per item. Safe to run
+ * again for the same delivery (and by two processes at once): messages are
+ * de-duplicated by their unique wamid, contacts and statuses only move
+ * forward, and every contact with messages still waiting gets its flush,
+ * whichever attempt stored them. One bad message never costs the others.
  */
 @Injectable()
 export class InboundService {
@@ -47,182 +62,267 @@ export class InboundService {
   constructor(
     private readonly instances: InstancesService,
     @InjectDataSource() private readonly db: DataSource,
-    private readonly buffers: BufferService,
+    private readonly buffer: ContactBuffer,
     private readonly metrics: MetricsService,
   ) {}
 
-  async processDelivery(envelope: WebhookEnvelope): Promise<DeliveryOutcome> {
-    const outcome: DeliveryOutcome = {
-      newMessages: [],
+  async processDelivery(envelope: WebhookEnvelope, receivedAt: Date): Promise<DeliveryResult> {
+    const result: DeliveryResult = {
+      stored: 0,
       duplicates: 0,
+      invalid: 0,
       statuses: 0,
       templateEvents: 0,
       unrouted: 0,
       inactive: 0,
     };
-    for (const entry of envelope.entry ?? []) {
-      for (const change of entry.changes ?? []) {
-        if (change.field === 'messages' && change.value) {
-          await this.processMessagesChange(change.value, outcome);
-        } else if (change.field === 'message_template_status_update' && change.value) {
-          // Template events name the business account (entry.id = channel_account_id).
-          if (await this.hasActiveInstanceFor(entry.id)) {
-            await this.storeTemplateEvent(entry.id!, entry.time, change.value);
-            outcome.templateEvents++;
-          } else {
-            outcome.unrouted++;
-            this.logger.warn(
-              { channelAccountId: entry.id },
-              'template event for an unknown account ignored',
-            );
+    const contacts = new Map<string, { instanceId: string; contact: string }>();
+    for (const entry of Array.isArray(envelope.entry) ? envelope.entry : []) {
+      for (const change of Array.isArray(entry?.changes) ? entry.changes : []) {
+        if (change?.field === 'messages' && change.value) {
+          const instance = await this.routedInstance(change.value, result);
+          if (!instance) continue;
+          for (const contact of await this.storeMessages(
+            instance,
+            change.value,
+            receivedAt,
+            result,
+          )) {
+            contacts.set(`${instance.id}:${contact}`, { instanceId: instance.id, contact });
           }
+          await this.applyStatuses(instance, change.value, result);
+        } else if (change?.field === 'message_template_status_update' && change.value) {
+          await this.storeTemplateEvent(entry.id, entry.time, change.value, receivedAt, result);
         }
       }
     }
-    if (outcome.duplicates)
-      this.metrics.webhookDeliveries.inc({ outcome: 'duplicate' }, outcome.duplicates);
-    if (outcome.unrouted)
-      this.metrics.webhookDeliveries.inc({ outcome: 'unrouted' }, outcome.unrouted);
-    if (outcome.inactive)
-      this.metrics.webhookDeliveries.inc({ outcome: 'inactive' }, outcome.inactive);
-    // One flush per contact, however many of its messages this delivery held.
-    const contacts = new Map(
-      outcome.newMessages.map((m) => [`${m.instance.id}:${m.contact}`, m] as const),
-    );
-    for (const { instance, contact } of contacts.values()) {
-      await this.buffers.schedule(instance.id, contact);
+    for (const outcome of ['duplicates', 'unrouted', 'inactive', 'invalid'] as const) {
+      if (result[outcome] > 0) {
+        this.metrics.webhookDeliveries.inc(
+          { outcome: outcome === 'duplicates' ? 'duplicate' : outcome },
+          result[outcome],
+        );
+      }
     }
-    return outcome;
+    // One flush per contact, however many of its messages this delivery held.
+    for (const { instanceId, contact } of contacts.values()) {
+      await this.buffer.schedule(instanceId, contact);
+    }
+    return result;
   }
 
-  private async processMessagesChange(
+  /** The active instance a change is for; null (counted, logged) for unknown or deactivated numbers. */
+  private async routedInstance(
     value: MessagesValue,
-    outcome: DeliveryOutcome,
-  ): Promise<void> {
+    result: DeliveryResult,
+  ): Promise<Instance | null> {
     const phoneNumberId = value.metadata?.phone_number_id;
-    const instance = phoneNumberId ? await this.instances.findByPhoneNumberId(phoneNumberId) : null;
-    if (!instance || !instance.is_active) {
-      if (instance) outcome.inactive++;
-      else outcome.unrouted++;
-      this.logger.warn(
-        { phoneNumberId, instanceId: instance?.id },
-        instance
-          ? 'delivery for a deactivated instance ignored'
-          : 'delivery for an unknown number ignored',
-      );
-      return;
-    }
-    const profiles = new Map(
-      (value.contacts ?? [])
-        .filter((contact) => contact.wa_id)
-        .map((contact) => [contact.wa_id!, contact]),
+    const instance =
+      typeof phoneNumberId === 'string'
+        ? await this.instances.findByPhoneNumberId(phoneNumberId)
+        : null;
+    if (instance?.is_active) return instance;
+    if (instance) result.inactive++;
+    else result.unrouted++;
+    this.logger.warn(
+      { phoneNumberId, instanceId: instance?.id },
+      instance
+        ? 'delivery for a deactivated instance ignored'
+        : 'delivery for an unknown number ignored',
     );
-    for (const message of value.messages ?? []) {
-      if (!message?.id || !message.from) continue;
-      const stored = await this.storeMessage(instance, message);
-      if (!stored) {
-        outcome.duplicates++;
+    return null;
+  }
+
+  /**
+   * Stores the change's messages (new ones only) and updates their contacts;
+   * returns the contacts the messages came from.
+   */
+  private async storeMessages(
+    instance: Instance,
+    value: MessagesValue,
+    receivedAt: Date,
+    result: DeliveryResult,
+  ): Promise<string[]> {
+    const messages: InboundMessageRow[] = [];
+    for (const message of Array.isArray(value.messages) ? value.messages : []) {
+      const parsed = inboundMessageRow(message, receivedAt);
+      if (parsed.ok) {
+        messages.push(parsed.row);
         continue;
       }
-      const profile = profiles.get(message.from);
-      await this.touchContact(instance, message, profile?.user_id, profile?.profile?.name);
-      outcome.newMessages.push({ instance, contact: message.from, wamid: message.id });
+      result.invalid++;
+      this.logger.warn(
+        { instanceId: instance.id, reason: parsed.reason },
+        'inbound message skipped: it cannot be stored',
+      );
     }
-    for (const status of value.statuses ?? []) {
-      if (!status?.id || !status.status) continue;
-      await this.applyStatus(instance, status);
-      outcome.statuses++;
-    }
-  }
-
-  private async hasActiveInstanceFor(channelAccountId: string | undefined): Promise<boolean> {
-    if (!channelAccountId) return false;
-    const rows = await this.db.query<unknown[]>(
-      'SELECT 1 FROM instances WHERE channel_account_id = $1 AND is_active LIMIT 1',
-      [channelAccountId],
-    );
-    return rows.length > 0;
-  }
-
-  /** Stores the message with its raw object; false when this wamid was stored before. */
-  private async storeMessage(instance: Instance, message: InboundMessage): Promise<boolean> {
-    const rows = await this.db.query<Array<{ id: string }>>(
-      `INSERT INTO messages (instance_id, wamid, direction, contact, type, body, status, created_at)
-       VALUES ($1, $2, 'inbound', $3, $4, $5, 'received', $6)
-       ON CONFLICT (wamid) DO NOTHING
-       RETURNING id`,
-      [
-        instance.id,
-        message.id,
-        message.from,
-        typeof message.type === 'string' ? message.type : 'unknown',
-        JSON.stringify(message),
-        epochSeconds(message.timestamp),
-      ],
-    );
-    return rows.length > 0;
-  }
-
-  /** Records who wrote and when; the time only moves forward (it opens the service window). */
-  private async touchContact(
-    instance: Instance,
-    message: InboundMessage,
-    userId: string | undefined,
-    name: string | undefined,
-  ): Promise<void> {
+    if (messages.length === 0) return [];
+    const stored = await this.insertMessages(instance, messages, receivedAt);
+    result.stored += stored;
+    result.duplicates += messages.length - stored;
+    // For every message, new or re-sent: the contact's time only moves forward.
+    const profiles = Array.isArray(value.contacts) ? value.contacts : [];
+    const contacts = contactRows(messages, profiles, receivedAt);
     await this.db.query(
       `INSERT INTO contacts (instance_id, wa_id, user_id, name, last_inbound_at)
-       VALUES ($1, $2, $3, $4, $5)
+       SELECT $1, c.wa_id, c.user_id, c.name, c.at
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[]) AS c(wa_id, user_id, name, at)
        ON CONFLICT (instance_id, wa_id) DO UPDATE SET
          user_id = COALESCE(EXCLUDED.user_id, contacts.user_id),
          name = COALESCE(EXCLUDED.name, contacts.name),
          last_inbound_at = GREATEST(contacts.last_inbound_at, EXCLUDED.last_inbound_at),
          updated_at = now()`,
-      [instance.id, message.from, userId ?? null, name ?? null, epochSeconds(message.timestamp)],
+      [
+        instance.id,
+        contacts.map((c) => c.waId),
+        contacts.map((c) => c.userId),
+        contacts.map((c) => c.name),
+        contacts.map((c) => c.lastInboundAt),
+      ],
     );
+    return contacts.map((c) => c.waId);
   }
 
   /**
-   * Applies a status to the stored message, never backwards. A status for a
-   * wamid not stored yet (it can arrive before the send's answer) is kept on
-   * a placeholder row that the send then completes.
+   * One statement for the change's messages, in their order (the sequence
+   * orders messages of the same second). If PostgreSQL refuses a value, each
+   * message is stored on its own, so one bad message costs only itself.
    */
-  private async applyStatus(instance: Instance, status: InboundStatus): Promise<void> {
-    await this.db.query(
-      `INSERT INTO messages (instance_id, wamid, direction, contact, type, body, status, errors)
-       VALUES ($1, $2, 'outbound', $3, 'unknown', '{}'::jsonb, $4, $5)
-       ON CONFLICT (wamid) DO UPDATE SET
-         status = EXCLUDED.status,
-         errors = COALESCE(EXCLUDED.errors, messages.errors),
-         updated_at = now()
-       WHERE ${STATUS_RANK_SQL('messages.status')} < ${STATUS_RANK_SQL('EXCLUDED.status')}`,
+  private async insertMessages(
+    instance: Instance,
+    messages: InboundMessageRow[],
+    receivedAt: Date,
+  ): Promise<number> {
+    try {
+      return await this.insertMessageRows(instance, messages, receivedAt);
+    } catch (error) {
+      if (!isDataError(error)) throw error;
+    }
+    let stored = 0;
+    for (const message of messages) {
+      try {
+        stored += await this.insertMessageRows(instance, [message], receivedAt);
+      } catch (error) {
+        if (!isDataError(error)) throw error;
+        this.logger.warn(
+          { instanceId: instance.id, wamid: message.wamid, err: (error as Error).message },
+          'inbound message stored without its content: PostgreSQL refused it',
+        );
+        stored += await this.insertMessageRows(
+          instance,
+          [{ ...message, body: fallbackBody(message) }],
+          receivedAt,
+        );
+      }
+    }
+    return stored;
+  }
+
+  private async insertMessageRows(
+    instance: Instance,
+    messages: InboundMessageRow[],
+    receivedAt: Date,
+  ): Promise<number> {
+    const inserted = await rows<{ wamid: string }>(
+      this.db,
+      `INSERT INTO messages
+         (instance_id, wamid, direction, contact, type, body, status, created_at, received_at, awaiting_turn)
+       SELECT $1, m.wamid, 'inbound', m.contact, m.type, m.body, 'received', m.sent_at, $2, $3
+       FROM unnest($4::text[], $5::text[], $6::text[], $7::jsonb[], $8::timestamptz[])
+         WITH ORDINALITY AS m(wamid, contact, type, body, sent_at, n)
+       ORDER BY m.n
+       ON CONFLICT (wamid) DO NOTHING
+       RETURNING wamid`,
       [
         instance.id,
-        status.id,
-        status.recipient_id ?? '',
-        status.status,
-        Array.isArray(status.errors) ? JSON.stringify(status.errors) : null,
+        receivedAt,
+        this.buffer.enabled,
+        messages.map((m) => m.wamid),
+        messages.map((m) => m.contact),
+        messages.map((m) => m.type),
+        messages.map((m) => m.body),
+        messages.map((m) => m.sentAt),
       ],
     );
+    return inserted.length;
+  }
+
+  /**
+   * Applies the change's statuses to the stored messages, never backwards. A
+   * status for a wamid not stored yet (it can arrive before the send's answer)
+   * is kept on a placeholder row that the send then completes.
+   */
+  private async applyStatuses(
+    instance: Instance,
+    value: MessagesValue,
+    result: DeliveryResult,
+  ): Promise<void> {
+    const { rows: statuses, ignored } = statusRows(
+      Array.isArray(value.statuses) ? value.statuses : [],
+    );
+    if (ignored > 0) this.logger.debug({ instanceId: instance.id, ignored }, 'statuses ignored');
+    if (statuses.length === 0) return;
+    try {
+      await this.db.query(
+        `INSERT INTO messages (instance_id, wamid, direction, contact, type, body, status, errors)
+         SELECT $1, s.wamid, 'outbound', s.recipient, 'unknown', '{}'::jsonb, s.status, s.errors
+         FROM unnest($2::text[], $3::text[], $4::text[], $5::jsonb[]) AS s(wamid, recipient, status, errors)
+         ON CONFLICT (wamid) DO UPDATE SET
+           status = EXCLUDED.status,
+           errors = COALESCE(EXCLUDED.errors, messages.errors),
+           updated_at = now()
+         WHERE ${STATUS_RANK_SQL('messages.status')} < ${STATUS_RANK_SQL('EXCLUDED.status')}`,
+        [
+          instance.id,
+          statuses.map((s) => s.wamid),
+          statuses.map((s) => s.recipient),
+          statuses.map((s) => s.status),
+          statuses.map((s) => s.errors),
+        ],
+      );
+      result.statuses += statuses.length;
+    } catch (error) {
+      if (!isDataError(error)) throw error;
+      result.invalid += statuses.length;
+      this.logger.warn(
+        { instanceId: instance.id, err: (error as Error).message },
+        'statuses skipped: PostgreSQL refused them',
+      );
+    }
   }
 
   /** Keeps every template event, and the latest status per template. */
   private async storeTemplateEvent(
-    channelAccountId: string,
-    time: number | undefined,
+    channelAccountId: unknown,
+    time: unknown,
     value: TemplateStatusValue,
+    receivedAt: Date,
+    result: DeliveryResult,
   ): Promise<void> {
-    const templateId = String(value.message_template_id ?? '');
-    if (!templateId || !value.event) return;
-    const at = epochSeconds(time === undefined ? undefined : String(time));
+    const account = fitText(channelAccountId, 64);
+    // Template events name the business account (entry.id = channel_account_id).
+    if (!account || !(await this.instances.hasActiveInstanceFor(account))) {
+      result.unrouted++;
+      this.logger.warn(
+        { channelAccountId: account },
+        'template event for an unknown account ignored',
+      );
+      return;
+    }
+    const templateId = fitText(String(value.message_template_id ?? ''), 64);
+    const event = fitText(value.event, 32);
+    if (!templateId || !event) {
+      result.invalid++;
+      return;
+    }
     const params = [
-      channelAccountId,
+      account,
       templateId,
-      value.message_template_name ?? null,
-      value.message_template_language ?? null,
-      value.event,
-      value.reason ?? null,
-      at,
+      fitText(value.message_template_name, 512),
+      fitText(value.message_template_language, 16),
+      event,
+      fitText(value.reason, 4096),
+      messageTime(time, receivedAt),
     ];
     await this.db.query(
       `INSERT INTO template_events
@@ -242,5 +342,6 @@ export class InboundService {
        WHERE templates.status_at <= EXCLUDED.status_at`,
       params,
     );
+    result.templateEvents++;
   }
 }

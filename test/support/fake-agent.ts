@@ -1,5 +1,10 @@
 import { once } from 'node:events';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface AgentCall {
@@ -17,7 +22,10 @@ export interface AgentCall {
 export interface AgentAnswer {
   status?: number;
   body?: unknown;
+  headers?: Record<string, string>;
   delayMs?: number;
+  /** Never answer (the call stays in flight until the caller gives up or dies). */
+  hang?: boolean;
 }
 
 /** A real HTTP server standing in for the AI agent: records calls, answers as scripted. */
@@ -27,12 +35,25 @@ export class FakeAgent {
   private fallback: (call: AgentCall) => AgentAnswer = (call) => ({
     body: { reply: `echo: ${call.body.text}` },
   });
-  private server: Server;
-  url: string;
+  private readonly hanging = new Set<ServerResponse>();
+  private server?: Server;
+  port: number;
 
-  static async start(): Promise<FakeAgent> {
+  get url(): string {
+    return `http://127.0.0.1:${this.port}/agent`;
+  }
+
+  /** Listens on `port` (a random one by default). */
+  static async start(port = 0): Promise<FakeAgent> {
     const agent = new FakeAgent();
-    agent.server = createServer((req, res) => {
+    agent.port = port;
+    await agent.up();
+    return agent;
+  }
+
+  /** Listens again on the same port, after down(). */
+  async up(): Promise<void> {
+    const server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
@@ -41,22 +62,41 @@ export class FakeAgent {
           body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as AgentCall['body'],
           at: Date.now(),
         };
-        agent.calls.push(call);
-        const answer = agent.answers.shift() ?? agent.fallback(call);
+        this.calls.push(call);
+        const answer = this.answers.shift() ?? this.fallback(call);
+        if (answer.hang) {
+          this.hanging.add(res);
+          return;
+        }
         setTimeout(() => {
           if (answer.status === 204) {
             res.writeHead(204).end();
             return;
           }
-          res.writeHead(answer.status ?? 200, { 'content-type': 'application/json' });
+          res.writeHead(answer.status ?? 200, {
+            'content-type': 'application/json',
+            ...answer.headers,
+          });
           res.end(JSON.stringify(answer.body ?? {}));
         }, answer.delayMs ?? 0);
       });
     });
-    agent.server.listen(0, '127.0.0.1');
-    await once(agent.server, 'listening');
-    agent.url = `http://127.0.0.1:${(agent.server.address() as AddressInfo).port}/agent`;
-    return agent;
+    server.listen(this.port, '127.0.0.1');
+    await once(server, 'listening');
+    this.port = (server.address() as AddressInfo).port;
+    this.server = server;
+  }
+
+  /** Stops listening: calls are refused (ECONNREFUSED) until up(). */
+  async down(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    for (const res of this.hanging) res.destroy();
+    this.hanging.clear();
+    server.closeAllConnections();
+    server.close();
+    await once(server, 'close');
   }
 
   /** The next calls get these answers, in order; then the default echo. */
@@ -68,15 +108,18 @@ export class FakeAgent {
     this.fallback = answer;
   }
 
+  /** The calls for one contact. */
+  callsFor(waId: string): AgentCall[] {
+    return this.calls.filter((call) => call.body.contact.wa_id === waId);
+  }
+
   reset(): void {
     this.calls.length = 0;
     this.answers = [];
     this.fallback = (call) => ({ body: { reply: `echo: ${call.body.text}` } });
   }
 
-  async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    this.server.close();
-    await once(this.server, 'close');
+  stop(): Promise<void> {
+    return this.down();
   }
 }

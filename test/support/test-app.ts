@@ -6,7 +6,6 @@ import { Client } from 'pg';
 import { createApp } from '../../src/app.setup.js';
 import type { AppConfig } from '../../src/config/app-config.js';
 import { loadConfig, type Environment } from '../../src/config/load-config.js';
-import { AgentClient } from '../../src/agent/agent-client.service.js';
 import { PlatformClient } from '../../src/platform/platform-client.service.js';
 import { FakePlatform, VALID_TOKEN } from './fake-platform.js';
 
@@ -85,7 +84,6 @@ export async function startTestApp(overrides: Environment = {}): Promise<TestApp
   // Short retry delays keep the suite fast; the retry rules are the production ones.
   const platform = app.get(PlatformClient, { strict: false });
   platform.retryPolicy = { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 50 };
-  if (config.runsWorkers) app.get(AgentClient, { strict: false }).backoffMs = 20;
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.getHttpServer().address() as { port: number };
   return {

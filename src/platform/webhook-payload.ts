@@ -47,8 +47,3 @@ export interface TemplateStatusValue {
   message_template_language?: string;
   reason?: string | null;
 }
-
-export function epochSeconds(value: string | undefined, fallback = Date.now()): Date {
-  const seconds = Number(value);
-  return Number.isFinite(seconds) && seconds > 0 ? new Date(seconds * 1000) : new Date(fallback);
-}

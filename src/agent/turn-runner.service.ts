@@ -1,0 +1,217 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { backoffDelay, type Backoff } from '../common/backoff.js';
+import { AppConfig } from '../config/app-config.js';
+import type { Instance } from '../instances/entities/instance.entity.js';
+import { InstancesService } from '../instances/instances.service.js';
+import { MessagesService } from '../messages/messages.service.js';
+import { MetricsService } from '../metrics/metrics.service.js';
+import { PlatformClient } from '../platform/platform-client.service.js';
+import { TurnScheduler } from '../turns/turn-scheduler.service.js';
+import type { FinalTurnState, TurnRow } from '../turns/turn-states.js';
+import { TurnStore } from '../turns/turn.store.js';
+import { AgentClient } from './agent-client.service.js';
+import { buildAgentRequest } from './agent-payload.js';
+import { ContactBuffer } from './contact-buffer.service.js';
+import { ReplySender } from './reply-sender.service.js';
+import { TurnLease, newLeaseOwner } from './turn-lease.js';
+
+/** Waits between agent attempts that may succeed later (timeouts, 5xx, 408, 429). */
+export const AGENT_BACKOFF: Backoff = { baseDelayMs: 1000, maxDelayMs: 10_000 };
+
+/** Where a run of a turn left it. */
+export type TurnStep =
+  | 'empty' // nothing waited for the agent
+  | 'busy' // another worker holds the turn, or a retry is not due yet
+  | 'lost' // the lease was taken over mid-run
+  | 'waiting' // a retry is scheduled
+  | FinalTurnState;
+
+/**
+ * Advances turns (see turn-states.ts): takes a contact's waiting messages
+ * into a turn, calls the agent (typing indicator on the first attempt),
+ * stores its answer and has the reply parts sent. Each run holds the turn's
+ * lease and goes as far as it can; a failure that may pass is waited out by
+ * a delayed wake-up, never by a sleep.
+ */
+@Injectable()
+export class TurnRunner {
+  private readonly logger = new Logger(TurnRunner.name);
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly buffer: ContactBuffer,
+    private readonly turns: TurnStore,
+    private readonly scheduler: TurnScheduler,
+    private readonly instances: InstancesService,
+    private readonly messages: MessagesService,
+    private readonly agent: AgentClient,
+    private readonly replies: ReplySender,
+    private readonly platform: PlatformClient,
+    private readonly metrics: MetricsService,
+  ) {}
+
+  private get leaseMs(): number {
+    return this.config.TURN_LEASE_S * 1000;
+  }
+
+  /**
+   * The contact's buffer is due: its waiting messages become a turn, which
+   * runs now. While the contact has an open turn they wait for the next one;
+   * that open turn is nudged in case its worker died.
+   */
+  async startTurn(instanceId: string, contact: string): Promise<TurnStep> {
+    const owner = newLeaseOwner();
+    const claim = await this.buffer.claim(instanceId, contact, owner);
+    if (claim.kind === 'empty') return 'empty';
+    return this.run(claim.turnId, claim.kind === 'claimed' ? owner : newLeaseOwner());
+  }
+
+  /** Advances one turn as far as it goes, if its lease is free. */
+  async run(turnId: string, owner = newLeaseOwner()): Promise<TurnStep> {
+    const turn = await this.turns.acquire(turnId, owner, this.leaseMs);
+    if (!turn) return 'busy';
+    const lease = new TurnLease(turnId, owner, this.turns, this.leaseMs);
+    try {
+      return await this.advance(turn, lease);
+    } catch (error) {
+      // Let another run (this job's retry, or the sweeper's) resume at once.
+      await this.turns.release(turnId, owner).catch(() => undefined);
+      throw error;
+    } finally {
+      lease.stop();
+    }
+  }
+
+  private async advance(turn: TurnRow, lease: TurnLease): Promise<TurnStep> {
+    const instance = await this.instances.findById(turn.instance_id);
+    if (!instance?.is_active || !this.buffer.enabled) {
+      const reason = !instance?.is_active ? 'the instance is deactivated' : 'the agent is off';
+      return this.end(turn, lease, 'skipped', reason);
+    }
+    if (turn.status === 'claimed' || turn.status === 'calling') {
+      const step = await this.callAgent(turn, instance, lease);
+      if (step !== 'answered') return step;
+    }
+    const sent = await this.replies.sendQueued(turn, instance, lease);
+    if (sent.kind === 'lost') return 'lost';
+    if (sent.kind === 'wait') return this.waitForRetry(turn, lease, sent.delayMs, sent.error);
+    const failure = await this.turns.firstPartFailure(turn.id);
+    return this.end(turn, lease, failure ? 'failed' : 'done', failure);
+  }
+
+  /** One agent attempt; 'answered' when there are parts to send. */
+  private async callAgent(
+    turn: TurnRow,
+    instance: Instance,
+    lease: TurnLease,
+  ): Promise<TurnStep | 'answered'> {
+    const messages = await this.messages.ofTurn(turn.id);
+    if (messages.length === 0) return this.end(turn, lease, 'skipped', 'its messages are gone');
+    const profile = await this.messages.contactProfile(turn.instance_id, turn.contact);
+    const request = buildAgentRequest(
+      turn.id,
+      instance,
+      { wa_id: turn.contact, user_id: profile.user_id, name: profile.name },
+      messages,
+    );
+    const started = await this.turns.startAgentAttempt(
+      turn.id,
+      lease.owner,
+      this.config.AGENT_RETRY_MAX_S * 1000,
+    );
+    if (!started) return 'lost';
+    if (started.attempts === 1 && this.config.AGENT_TYPING_INDICATOR) {
+      void this.showTyping(instance, messages.at(-1)!.id);
+    }
+    const stopTimer = this.metrics.agentDuration.startTimer();
+    const attempt = await this.agent.attempt(request);
+    stopTimer();
+    // Another worker took over while the agent worked: it calls again, with the same batch_id.
+    if (!lease.held) return 'lost';
+
+    if (attempt.ok) {
+      this.metrics.agentAttempts.inc({ outcome: 'ok' });
+      const parts = await this.replies.partsOf(attempt.answer, turn.contact);
+      if (!(await this.turns.storeAnswer(turn.id, lease.owner, attempt.raw, parts))) return 'lost';
+      if (parts.some((part) => part.status === 'queued')) return 'answered';
+      await this.ended(turn, 'done', null);
+      return 'done';
+    }
+    const log = { turnId: turn.id, instanceId: turn.instance_id, attempt: started.attempts };
+    if (attempt.retryable) {
+      const delayMs = Math.max(
+        backoffDelay(started.attempts, AGENT_BACKOFF),
+        attempt.retryAfterMs ?? 0,
+      );
+      if (Date.now() + delayMs <= (started.agent_deadline?.getTime() ?? 0)) {
+        this.metrics.agentAttempts.inc({ outcome: 'retry' });
+        this.logger.warn(
+          { ...log, delayMs, reason: attempt.reason },
+          'agent call failed: will retry',
+        );
+        return this.waitForRetry(turn, lease, delayMs, attempt.reason);
+      }
+    }
+    this.metrics.agentAttempts.inc({ outcome: 'failed' });
+    const reason = attempt.retryable
+      ? `${attempt.reason} (gave up after ${started.attempts} attempts)`
+      : attempt.reason;
+    return this.end(turn, lease, 'failed', reason);
+  }
+
+  private async waitForRetry(
+    turn: TurnRow,
+    lease: TurnLease,
+    delayMs: number,
+    error: string,
+  ): Promise<TurnStep> {
+    if (!(await this.turns.waitForRetry(turn.id, lease.owner, delayMs, error))) return 'lost';
+    try {
+      await this.scheduler.wake(turn.id, delayMs);
+    } catch (wakeError) {
+      // Redis away: the sweeper finds the turn in PostgreSQL once its time has come.
+      this.logger.warn(
+        { turnId: turn.id, err: (wakeError as Error).message },
+        'retry not scheduled',
+      );
+    }
+    return 'waiting';
+  }
+
+  private async end(
+    turn: TurnRow,
+    lease: TurnLease,
+    status: FinalTurnState,
+    error: string | null,
+  ): Promise<TurnStep> {
+    if (!(await this.turns.finish(turn.id, lease.owner, status, error))) return 'lost';
+    await this.ended(turn, status, error);
+    return status;
+  }
+
+  /** Counts and logs a turn's end, and lets the contact's next messages have their turn. */
+  private async ended(turn: TurnRow, status: FinalTurnState, error: string | null): Promise<void> {
+    this.metrics.turnsFinished.inc({ status });
+    const log = { turnId: turn.id, instanceId: turn.instance_id, reason: error ?? undefined };
+    if (status === 'failed') this.logger.error(log, 'turn failed: see GET /admin/turns');
+    else if (status === 'skipped') this.logger.warn(log, 'turn skipped');
+    try {
+      await this.buffer.schedule(turn.instance_id, turn.contact);
+    } catch (error) {
+      // Redis away: the sweeper finds the waiting messages in PostgreSQL.
+      this.logger.warn({ ...log, err: (error as Error).message }, 'next flush not scheduled');
+    }
+  }
+
+  private async showTyping(instance: Instance, wamid: string): Promise<void> {
+    try {
+      await this.platform.markReadWithTyping(
+        instance.phone_number_id,
+        this.instances.accessToken(instance),
+        wamid,
+      );
+    } catch {
+      // Best effort: the answer matters, the indicator does not.
+    }
+  }
+}

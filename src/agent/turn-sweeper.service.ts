@@ -1,0 +1,119 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { AppConfig } from '../config/app-config.js';
+import { MessagesService } from '../messages/messages.service.js';
+import { MetricsService } from '../metrics/metrics.service.js';
+import { REDIS_CLIENT } from '../redis/redis.constants.js';
+import { TurnScheduler } from '../turns/turn-scheduler.service.js';
+import { TurnStore } from '../turns/turn.store.js';
+import { ContactBuffer } from './contact-buffer.service.js';
+import { newLeaseOwner } from './turn-lease.js';
+
+/** Work is stranded only once it is this late: on time, the jobs themselves do it. */
+const GRACE_MS = 5000;
+
+export interface SweepResult {
+  flushes: number;
+  resumed: number;
+}
+
+/**
+ * PostgreSQL is the source of truth and Redis only schedules: at start and
+ * every SWEEP_INTERVAL_S (one process per interval) this finds what no job
+ * will pick up — messages waiting past their buffer time with no open turn
+ * (a Redis restart, a lost or failed flush job) and open turns whose worker
+ * died or whose retry job is gone — and schedules it again.
+ */
+@Injectable()
+export class TurnSweeper implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger(TurnSweeper.name);
+  private readonly owner = newLeaseOwner();
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly buffer: ContactBuffer,
+    private readonly messages: MessagesService,
+    private readonly turns: TurnStore,
+    private readonly scheduler: TurnScheduler,
+    @Inject(REDIS_CLIENT) private readonly redis: Redis,
+    metrics: MetricsService,
+  ) {
+    metrics.setPipelineReader(async () => ({
+      turns: await this.turns.countsByState(),
+      oldestWaitingMessageSeconds: await this.messages.oldestAwaitingAgeSeconds(),
+    }));
+  }
+
+  private get intervalMs(): number {
+    return this.config.SWEEP_INTERVAL_S * 1000;
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.buffer.enabled) return;
+    this.timer = setInterval(() => this.tick(), this.intervalMs);
+    this.timer.unref();
+    this.tick();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  private tick(): void {
+    if (this.running) return;
+    this.running = this.sweepIfDue()
+      .catch((error: unknown) => {
+        this.logger.warn({ err: (error as Error).message }, 'sweep failed; trying again later');
+      })
+      .finally(() => {
+        this.running = undefined;
+      });
+  }
+
+  private async sweepIfDue(): Promise<void> {
+    if (!(await this.takeInterval())) return;
+    const { flushes, resumed } = await this.sweep();
+    if (flushes > 0 || resumed > 0) {
+      this.logger.warn({ flushes, resumed }, 'sweeper rescheduled stranded work');
+    }
+  }
+
+  /** One process sweeps per interval; without Redis nothing could be scheduled anyway. */
+  private async takeInterval(): Promise<boolean> {
+    try {
+      const taken = await this.redis.set(
+        `${this.config.REDIS_PREFIX}:turns:sweep`,
+        this.owner,
+        'PX',
+        Math.max(100, this.intervalMs - 100),
+        'NX',
+      );
+      return taken === 'OK';
+    } catch {
+      return false;
+    }
+  }
+
+  async sweep(): Promise<SweepResult> {
+    const overdue = await this.messages.overdueContacts(
+      this.config.MESSAGE_BUFFER_DELAY * 1000,
+      this.config.MESSAGE_BUFFER_MAX_WAIT * 1000,
+      GRACE_MS,
+    );
+    for (const { instance_id, contact } of overdue) {
+      await this.buffer.schedule(instance_id, contact);
+    }
+    const stalled = await this.turns.resumable(GRACE_MS);
+    for (const turnId of stalled) await this.scheduler.wake(turnId);
+    return { flushes: overdue.length, resumed: stalled.length };
+  }
+}

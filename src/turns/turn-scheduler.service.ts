@@ -1,0 +1,30 @@
+import { InjectQueue } from '@nestjs/bullmq';
+import { Injectable } from '@nestjs/common';
+import type { Queue } from 'bullmq';
+import { TURN_QUEUE, TURN_RUN_JOB, type TurnRunJob } from '../common/queues.js';
+
+/**
+ * Wakes a worker up to advance a turn, now or after a delay. A wake-up only
+ * says "look at this turn": the turn's lease decides who works on it, so a
+ * duplicate or stale one does nothing, and a lost one is replaced by the
+ * sweeper from PostgreSQL.
+ */
+@Injectable()
+export class TurnScheduler {
+  constructor(@InjectQueue(TURN_QUEUE) private readonly queue: Queue<TurnRunJob>) {}
+
+  async wake(turnId: string, delayMs = 0): Promise<void> {
+    await this.queue.add(
+      TURN_RUN_JOB,
+      { turnId },
+      {
+        delay: Math.max(0, Math.round(delayMs)),
+        // A failed wake-up (the database away) is tried again; the turn stays in PostgreSQL meanwhile.
+        attempts: 8,
+        backoff: { type: 'exponential', delay: 1000 },
+        removeOnComplete: true,
+        removeOnFail: { age: 24 * 3600 },
+      },
+    );
+  }
+}

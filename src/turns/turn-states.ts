@@ -1,0 +1,81 @@
+/**
+ * A turn is one exchange with the agent: a contact's buffered messages go to
+ * the agent (the turn's id is the agent payload's `batch_id`), and its answer
+ * goes back to the contact as one or more reply parts. PostgreSQL holds every
+ * turn's state; BullMQ jobs only wake a worker up to advance it.
+ *
+ * | state      | means                                   | next                                    |
+ * |------------|-----------------------------------------|-----------------------------------------|
+ * | `claimed`  | messages taken from the buffer          | `calling`; `skipped`                    |
+ * | `calling`  | the agent is being called, or a retry   | `answered`; `done` (nothing to send);   |
+ * |            | waits (`next_attempt_at`)               | `failed` (4xx, or retries used up)      |
+ * | `answered` | answer stored, parts `queued`           | `sending`                               |
+ * | `sending`  | parts going out, or a retry waits       | `done`; `failed` (a part failed)        |
+ * | `done`     | every part sent (or `uncertain`)        | —                                       |
+ * | `failed`   | dead letter: POST /admin/turns/{id}/retry reopens it as `claimed` (no answer yet) or `sending` (its failed parts queued again) |
+ * | `skipped`  | the instance was deactivated or the agent turned off before the call | —          |
+ *
+ * Parts: `queued` → `sent` (with its wamid) | `failed` (with the reason) |
+ * `uncertain` (the POST reached the platform and got no answer: never
+ * repeated) | `skipped` (an invalid element of `replies`).
+ *
+ * A worker works on a turn only under its lease (`lease_owner`,
+ * `lease_until`), renewed while it works; every write is fenced by it. When
+ * a worker dies its lease expires and any worker resumes the turn from the
+ * state it reached, under the same id.
+ */
+export const OPEN_TURN_STATES = ['claimed', 'calling', 'answered', 'sending'] as const;
+export const FINAL_TURN_STATES = ['done', 'failed', 'skipped'] as const;
+export const TURN_STATES = [...OPEN_TURN_STATES, ...FINAL_TURN_STATES] as const;
+
+export type OpenTurnState = (typeof OPEN_TURN_STATES)[number];
+export type FinalTurnState = (typeof FINAL_TURN_STATES)[number];
+export type TurnState = (typeof TURN_STATES)[number];
+
+export const PART_STATES = ['queued', 'sent', 'failed', 'uncertain', 'skipped'] as const;
+export type PartState = (typeof PART_STATES)[number];
+
+/** SQL list of the open states, for queries and the partial indexes that match them. */
+export const OPEN_TURN_STATES_SQL = `(${OPEN_TURN_STATES.map((s) => `'${s}'`).join(', ')})`;
+
+export interface TurnRow {
+  id: string;
+  instance_id: string;
+  contact: string;
+  status: TurnState;
+  /** Agent calls made so far. */
+  attempts: number;
+  last_error: string | null;
+  /** The agent's answer as received (null until it answered). */
+  answer: unknown;
+  lease_owner: string | null;
+  lease_until: Date | null;
+  next_attempt_at: Date | null;
+  agent_deadline: Date | null;
+  reply_deadline: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  completed_at: Date | null;
+}
+
+export interface TurnPartRow {
+  turn_id: string;
+  position: number;
+  /** The /send route the part goes through (text, image, interactive…). */
+  kind: string;
+  /** The validated /send body, without `to`. */
+  body: Record<string, unknown>;
+  status: PartState;
+  wamid: string | null;
+  error: string | null;
+  attempts: number;
+  updated_at: Date;
+}
+
+/** A part as the answer is turned into parts, before it is stored. */
+export interface NewTurnPart {
+  kind: string;
+  body: Record<string, unknown>;
+  status: 'queued' | 'skipped';
+  error?: string;
+}

@@ -1,0 +1,419 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { rows, sqlState, UNIQUE_VIOLATION } from '../database/sql.js';
+import {
+  OPEN_TURN_STATES_SQL,
+  type FinalTurnState,
+  type NewTurnPart,
+  type PartState,
+  type TurnPartRow,
+  type TurnRow,
+  type TurnState,
+} from './turn-states.js';
+
+export type ClaimResult =
+  /** A new turn took the contact's waiting messages. */
+  | { kind: 'claimed'; turnId: string }
+  /** The contact already has an open turn; its waiting messages go in the next one. */
+  | { kind: 'busy'; turnId: string }
+  /** Nothing waits. */
+  | { kind: 'empty' };
+
+export interface TurnFilter {
+  status?: TurnState;
+  instanceId?: string;
+  contact?: string;
+}
+
+/** Position in the listing: the last row's creation time (as PostgreSQL prints it) and id. */
+export interface TurnCursor {
+  createdAt: string;
+  id: string;
+}
+
+export interface TurnPage {
+  turns: Array<TurnRow & { cursor: TurnCursor }>;
+  hasMore: boolean;
+}
+
+export type ReopenResult =
+  { kind: 'reopened'; turn: TurnRow } | { kind: 'not_failed' } | { kind: 'busy'; turnId: string };
+
+const LEASE = `now() + $3::float8 * interval '1 millisecond'`;
+
+/** The only home of the SQL of turns and their reply parts (see turn-states.ts). */
+@Injectable()
+export class TurnStore {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /**
+   * Opens a turn for the contact's waiting messages under `owner`'s lease, in
+   * one transaction: the partial unique index on open turns lets one turn per
+   * contact exist, so two workers flushing at once cannot both claim.
+   */
+  async claim(
+    turnId: string,
+    instanceId: string,
+    contact: string,
+    owner: string,
+    leaseMs: number,
+  ): Promise<ClaimResult> {
+    return this.db.transaction(async (manager) => {
+      const opened = await rows<{ id: string }>(
+        manager,
+        `INSERT INTO turns (id, instance_id, contact, status, lease_owner, lease_until)
+         VALUES ($1, $2, $4, 'claimed', $5, ${LEASE})
+         ON CONFLICT (instance_id, contact) WHERE status IN ${OPEN_TURN_STATES_SQL} DO NOTHING
+         RETURNING id`,
+        [turnId, instanceId, leaseMs, contact, owner],
+      );
+      if (opened.length === 0) {
+        const [open] = await rows<{ id: string }>(
+          manager,
+          `SELECT id FROM turns
+           WHERE instance_id = $1 AND contact = $2 AND status IN ${OPEN_TURN_STATES_SQL}`,
+          [instanceId, contact],
+        );
+        // The open turn ended between the two statements: the next flush claims.
+        return open ? { kind: 'busy', turnId: open.id } : { kind: 'empty' };
+      }
+      const taken = await rows<{ wamid: string }>(
+        manager,
+        `UPDATE messages SET turn_id = $1, awaiting_turn = false, updated_at = now()
+         WHERE awaiting_turn AND instance_id = $2 AND contact = $3
+         RETURNING wamid`,
+        [turnId, instanceId, contact],
+      );
+      if (taken.length === 0) {
+        await manager.query('DELETE FROM turns WHERE id = $1', [turnId]);
+        return { kind: 'empty' };
+      }
+      return { kind: 'claimed', turnId };
+    });
+  }
+
+  /**
+   * Takes the lease of an open turn when it is free (never held, expired, or
+   * already `owner`'s) and no retry is pending (a wake-up up to a second
+   * early counts as due: clocks differ); null when another worker holds it,
+   * a retry waits, or the turn has ended.
+   */
+  async acquire(turnId: string, owner: string, leaseMs: number): Promise<TurnRow | null> {
+    const [turn] = await rows<TurnRow>(
+      this.db,
+      `UPDATE turns SET lease_owner = $2, lease_until = ${LEASE}, updated_at = now()
+       WHERE id = $1 AND status IN ${OPEN_TURN_STATES_SQL}
+         AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < now())
+         AND (next_attempt_at IS NULL OR next_attempt_at <= now() + interval '1 second')
+       RETURNING *`,
+      [turnId, owner, leaseMs],
+    );
+    return turn ?? null;
+  }
+
+  /** Extends the lease; false when it is no longer `owner`'s (another worker took the turn over). */
+  async renew(turnId: string, owner: string, leaseMs: number): Promise<boolean> {
+    const renewed = await rows(
+      this.db,
+      `UPDATE turns SET lease_until = ${LEASE}
+       WHERE id = $1 AND lease_owner = $2 AND status IN ${OPEN_TURN_STATES_SQL}
+       RETURNING id`,
+      [turnId, owner, leaseMs],
+    );
+    return renewed.length > 0;
+  }
+
+  /** Lets the lease go early (the worker stops without finishing), so another can resume at once. */
+  async release(turnId: string, owner: string): Promise<void> {
+    await this.db.query(
+      `UPDATE turns SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2`,
+      [turnId, owner],
+    );
+  }
+
+  /** Counts an agent call about to be made; the first one sets the retry horizon. */
+  async startAgentAttempt(
+    turnId: string,
+    owner: string,
+    horizonMs: number,
+  ): Promise<TurnRow | null> {
+    const [turn] = await rows<TurnRow>(
+      this.db,
+      `UPDATE turns SET status = 'calling', attempts = attempts + 1, next_attempt_at = NULL,
+         agent_deadline = COALESCE(agent_deadline, now() + $3::float8 * interval '1 millisecond'),
+         updated_at = now()
+       WHERE id = $1 AND lease_owner = $2 AND status IN ('claimed', 'calling')
+       RETURNING *`,
+      [turnId, owner, horizonMs],
+    );
+    return turn ?? null;
+  }
+
+  /**
+   * Stores the agent's answer and its parts in one transaction. With nothing
+   * to send the turn is done at once; otherwise it is `answered`.
+   */
+  async storeAnswer(
+    turnId: string,
+    owner: string,
+    answer: unknown,
+    parts: NewTurnPart[],
+  ): Promise<boolean> {
+    const toSend = parts.some((part) => part.status === 'queued');
+    return this.db.transaction(async (manager) => {
+      const updated = await rows(
+        manager,
+        `UPDATE turns SET answer = $3::jsonb, status = $4::text, last_error = NULL,
+           updated_at = now(),
+           completed_at = CASE WHEN $4::text = 'done' THEN now() END,
+           lease_owner = CASE WHEN $4::text = 'done' THEN NULL ELSE lease_owner END,
+           lease_until = CASE WHEN $4::text = 'done' THEN NULL ELSE lease_until END
+         WHERE id = $1 AND lease_owner = $2 AND status = 'calling'
+         RETURNING id`,
+        [turnId, owner, JSON.stringify(answer ?? null), toSend ? 'answered' : 'done'],
+      );
+      if (updated.length === 0) return false;
+      if (parts.length > 0) {
+        await manager.query(
+          `INSERT INTO turn_parts (turn_id, position, kind, body, status, error)
+           SELECT $1, p.position, p.kind, p.body, p.status, p.error
+           FROM unnest($2::int[], $3::text[], $4::jsonb[], $5::text[], $6::text[])
+             AS p(position, kind, body, status, error)`,
+          [
+            turnId,
+            parts.map((_, index) => index),
+            parts.map((part) => part.kind),
+            parts.map((part) => JSON.stringify(part.body)),
+            parts.map((part) => part.status),
+            parts.map((part) => part.error ?? null),
+          ],
+        );
+      }
+      return true;
+    });
+  }
+
+  /** Releases the turn until `delayMs` from now, when a delayed job (or the sweeper) resumes it. */
+  async waitForRetry(
+    turnId: string,
+    owner: string,
+    delayMs: number,
+    error: string,
+  ): Promise<boolean> {
+    const updated = await rows(
+      this.db,
+      `UPDATE turns SET next_attempt_at = now() + $3::float8 * interval '1 millisecond', last_error = $4,
+         lease_owner = NULL, lease_until = NULL, updated_at = now()
+       WHERE id = $1 AND lease_owner = $2 AND status IN ${OPEN_TURN_STATES_SQL}
+       RETURNING id`,
+      [turnId, owner, delayMs, error],
+    );
+    return updated.length > 0;
+  }
+
+  /** Ends the turn (lease released); false when the lease was lost. */
+  async finish(
+    turnId: string,
+    owner: string,
+    status: FinalTurnState,
+    error: string | null,
+  ): Promise<boolean> {
+    const updated = await rows(
+      this.db,
+      `UPDATE turns SET status = $3, last_error = COALESCE($4, last_error), completed_at = now(),
+         next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL, updated_at = now()
+       WHERE id = $1 AND lease_owner = $2 AND status IN ${OPEN_TURN_STATES_SQL}
+       RETURNING id`,
+      [turnId, owner, status, error],
+    );
+    return updated.length > 0;
+  }
+
+  /** Enters the sending step; the first time sets the reply retry horizon. Returns that horizon. */
+  async startSending(turnId: string, owner: string, horizonMs: number): Promise<Date | null> {
+    const [turn] = await rows<{ reply_deadline: Date }>(
+      this.db,
+      `UPDATE turns SET status = 'sending', next_attempt_at = NULL,
+         reply_deadline = COALESCE(reply_deadline, now() + $3::float8 * interval '1 millisecond'),
+         updated_at = now()
+       WHERE id = $1 AND lease_owner = $2 AND status IN ('answered', 'sending')
+       RETURNING reply_deadline`,
+      [turnId, owner, horizonMs],
+    );
+    return turn?.reply_deadline ?? null;
+  }
+
+  queuedParts(turnId: string): Promise<TurnPartRow[]> {
+    return rows<TurnPartRow>(
+      this.db,
+      `SELECT * FROM turn_parts WHERE turn_id = $1 AND status = 'queued' ORDER BY position`,
+      [turnId],
+    );
+  }
+
+  /**
+   * Records a part's outcome. Not fenced by the lease: a part the platform
+   * accepted is recorded as sent whoever holds the turn now.
+   */
+  async settlePart(
+    turnId: string,
+    position: number,
+    status: Exclude<PartState, 'queued'>,
+    detail: { wamid?: string; error?: string },
+  ): Promise<void> {
+    await this.db.query(
+      `UPDATE turn_parts SET status = $3, wamid = COALESCE($4, wamid), error = $5,
+         attempts = attempts + 1, updated_at = now()
+       WHERE turn_id = $1 AND position = $2`,
+      [turnId, position, status, detail.wamid ?? null, detail.error ?? null],
+    );
+  }
+
+  /** Counts a failed attempt of a part that will be tried again. */
+  async countPartAttempt(turnId: string, position: number, error: string): Promise<void> {
+    await this.db.query(
+      `UPDATE turn_parts SET attempts = attempts + 1, error = $3, updated_at = now()
+       WHERE turn_id = $1 AND position = $2`,
+      [turnId, position, error],
+    );
+  }
+
+  /** The first failed part's reason, if any part failed. */
+  async firstPartFailure(turnId: string): Promise<string | null> {
+    const [part] = await rows<{ position: number; error: string | null }>(
+      this.db,
+      `SELECT position, error FROM turn_parts WHERE turn_id = $1 AND status = 'failed'
+       ORDER BY position LIMIT 1`,
+      [turnId],
+    );
+    return part ? `reply part ${part.position}: ${part.error ?? 'failed'}` : null;
+  }
+
+  get(turnId: string): Promise<TurnRow | null> {
+    return rows<TurnRow>(this.db, 'SELECT * FROM turns WHERE id = $1', [turnId]).then(
+      ([turn]) => turn ?? null,
+    );
+  }
+
+  /** Newest first, `limit` rows after `cursor`. */
+  async list(filter: TurnFilter, cursor: TurnCursor | undefined, limit: number): Promise<TurnPage> {
+    const conditions: string[] = [];
+    const params: unknown[] = [];
+    const param = (value: unknown): string => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    if (filter.status) conditions.push(`status = ${param(filter.status)}`);
+    if (filter.instanceId) conditions.push(`instance_id = ${param(filter.instanceId)}::uuid`);
+    if (filter.contact) conditions.push(`contact = ${param(filter.contact)}`);
+    if (cursor) {
+      conditions.push(
+        `(created_at, id) < (${param(cursor.createdAt)}::timestamptz, ${param(cursor.id)}::uuid)`,
+      );
+    }
+    const found = await rows<TurnRow & { created_text: string }>(
+      this.db,
+      `SELECT *, created_at::text AS created_text FROM turns
+       ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''}
+       ORDER BY created_at DESC, id DESC LIMIT ${param(limit + 1)}`,
+      params,
+    );
+    return {
+      turns: found.slice(0, limit).map(({ created_text, ...turn }) => ({
+        ...turn,
+        cursor: { createdAt: created_text, id: turn.id },
+      })),
+      hasMore: found.length > limit,
+    };
+  }
+
+  /** The wamids of each turn's messages, in the order the agent got them. */
+  async messageIds(turnIds: string[]): Promise<Map<string, string[]>> {
+    const found = await rows<{ turn_id: string; wamids: string[] }>(
+      this.db,
+      `SELECT turn_id, array_agg(wamid ORDER BY created_at, received_at, seq) AS wamids
+       FROM messages WHERE turn_id = ANY($1::uuid[]) GROUP BY turn_id`,
+      [turnIds],
+    );
+    return new Map(found.map((row) => [row.turn_id, row.wamids]));
+  }
+
+  async parts(turnIds: string[]): Promise<Map<string, TurnPartRow[]>> {
+    const found = await rows<TurnPartRow>(
+      this.db,
+      `SELECT * FROM turn_parts WHERE turn_id = ANY($1::uuid[]) ORDER BY turn_id, position`,
+      [turnIds],
+    );
+    const byTurn = new Map<string, TurnPartRow[]>();
+    for (const part of found) byTurn.set(part.turn_id, [...(byTurn.get(part.turn_id) ?? []), part]);
+    return byTurn;
+  }
+
+  /**
+   * Reopens a failed turn with the same id and messages: without an answer it
+   * calls the agent again; with one, its failed parts are queued again (sent
+   * and uncertain parts are left alone). Fresh retry horizons.
+   */
+  async reopen(turnId: string): Promise<ReopenResult> {
+    try {
+      return await this.db.transaction(async (manager) => {
+        const [turn] = await rows<TurnRow>(
+          manager,
+          `UPDATE turns SET
+             status = CASE WHEN answer IS NULL THEN 'claimed' ELSE 'sending' END,
+             last_error = NULL, next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL,
+             agent_deadline = NULL, reply_deadline = NULL, completed_at = NULL, updated_at = now()
+           WHERE id = $1 AND status = 'failed'
+           RETURNING *`,
+          [turnId],
+        );
+        if (!turn) return { kind: 'not_failed' } as const;
+        await manager.query(
+          `UPDATE turn_parts SET status = 'queued', error = NULL, updated_at = now()
+           WHERE turn_id = $1 AND status = 'failed'`,
+          [turnId],
+        );
+        return { kind: 'reopened', turn } as const;
+      });
+    } catch (error) {
+      if (sqlState(error) !== UNIQUE_VIOLATION) throw error;
+      const [turn] = await rows<{ instance_id: string; contact: string }>(
+        this.db,
+        'SELECT instance_id, contact FROM turns WHERE id = $1',
+        [turnId],
+      );
+      const [open] = await rows<{ id: string }>(
+        this.db,
+        `SELECT id FROM turns WHERE instance_id = $1 AND contact = $2
+           AND status IN ${OPEN_TURN_STATES_SQL}`,
+        [turn?.instance_id, turn?.contact],
+      );
+      return { kind: 'busy', turnId: open?.id ?? 'unknown' };
+    }
+  }
+
+  /** Open turns nobody works on: the lease expired (the worker died) and no retry is pending. */
+  async resumable(graceMs: number, limit = 500): Promise<string[]> {
+    const found = await rows<{ id: string }>(
+      this.db,
+      `SELECT id FROM turns
+       WHERE status IN ${OPEN_TURN_STATES_SQL}
+         AND (lease_until IS NULL OR lease_until < now())
+         AND (next_attempt_at IS NULL OR next_attempt_at < now() - $1::float8 * interval '1 millisecond')
+       ORDER BY created_at LIMIT $2`,
+      [graceMs, limit],
+    );
+    return found.map((turn) => turn.id);
+  }
+
+  /** Turns per open state, and failed turns (dead letters awaiting an operator). */
+  async countsByState(): Promise<Array<{ status: TurnState; count: number }>> {
+    return rows<{ status: TurnState; count: number }>(
+      this.db,
+      `SELECT status, count(*)::int AS count FROM turns
+       WHERE status IN ${OPEN_TURN_STATES_SQL} OR status = 'failed'
+       GROUP BY status`,
+    );
+  }
+}

@@ -1,0 +1,67 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort, testEnvironment } from './test-app.js';
+
+/** The built service (`npm test` builds first). */
+const MAIN = 'dist/main.js';
+
+export interface ServiceProcess {
+  url: string;
+  pid: number;
+  child: ChildProcess;
+  /** Everything it wrote to stdout and stderr so far. */
+  output(): string;
+  exited: Promise<number | null>;
+  /** SIGKILL: the process dies mid-work, as in an OOM kill or a lost node. */
+  kill(): Promise<void>;
+  /** SIGTERM, and the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Runs the built service as its own process with the test environment plus
+ * `overrides`, and waits until it answers /health/live.
+ */
+export async function startServiceProcess(
+  overrides: Record<string, string>,
+): Promise<ServiceProcess> {
+  const port = overrides.PORT ?? String(await freePort());
+  const env = { ...testEnvironment({ HOST: '127.0.0.1', PORT: port, ...overrides }) };
+  let output = '';
+  const child = spawn(process.execPath, [MAIN], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    const up = await fetch(`${url}/health/live`).then(
+      (answer) => answer.ok,
+      () => false,
+    );
+    if (up) break;
+    if (child.exitCode !== null || i > 300) {
+      child.kill('SIGKILL');
+      throw new Error(`service did not start:\n${output}`);
+    }
+    await sleep(50);
+  }
+  return {
+    url,
+    pid: child.pid!,
+    child,
+    output: () => output,
+    exited,
+    kill: async () => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
