@@ -1,8 +1,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { benchRecovery, type RecoveryResult } from './recovery.bench.js';
 import { benchSend, type BenchResult } from './send.bench.js';
 import { benchWebhook } from './webhook.bench.js';
 
-/** `npm run bench [-- send|webhook] [--duration 15]`: runs the benchmarks and prints their figures. */
+/**
+ * `npm run bench [-- send|webhook|recovery] [--duration 15]`: runs the
+ * benchmarks and prints their figures (recovery only when named: it takes
+ * a few minutes of crashes and outages).
+ */
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const durationIndex = args.indexOf('--duration');
@@ -18,6 +23,21 @@ async function main(): Promise<void> {
     process.stdout.write(`running ${name} for ${duration} s…\n`);
     results.push(await bench(duration));
   }
+  let recovery: RecoveryResult[] = [];
+  if (only === 'recovery') {
+    process.stdout.write('running recovery scenarios…\n');
+    recovery = await benchRecovery();
+    for (const r of recovery) {
+      process.stdout.write(
+        [
+          `\n${r.scenario}`,
+          `  messages    ${r.messages} acknowledged: ${r.lost} lost, ${r.givenTwice} given to the agent in two turns`,
+          `  replies     ${r.repliesTwice} accepted twice, ${r.repliesMissing} never accepted`,
+          `  recovery    ${r.recoverySeconds} s (${r.note})`,
+        ].join('\n') + '\n',
+      );
+    }
+  }
   for (const r of results) {
     process.stdout.write(
       [
@@ -30,7 +50,7 @@ async function main(): Promise<void> {
     );
   }
   mkdirSync('bench/results', { recursive: true });
-  writeFileSync('bench/results/latest.json', JSON.stringify(results, null, 2));
+  writeFileSync('bench/results/latest.json', JSON.stringify({ results, recovery }, null, 2));
 }
 
 main().catch((error: unknown) => {

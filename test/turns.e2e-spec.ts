@@ -172,6 +172,53 @@ describe('durable turns: outages of the agent and the platform, poison, order, d
     expect(stored.body.status).toBe('sent');
   }, 60_000);
 
+  it("keeps a contact's new messages for the next turn while its turn retries", async () => {
+    const from = '5511900000009';
+    agent.answerNext({ status: 503 }, { status: 503 });
+    await deliver([text(from, 'first')]);
+    await waitFor(() => agent.callsFor(from).length === 1);
+    await deliver([text(from, 'second')]);
+    await waitFor(() => accepted(from).length === 2, 15_000);
+    const calls = agent.callsFor(from);
+    // The retried turn keeps its one message; the second waits for the next turn.
+    expect(calls.map((call) => call.body.messages.map((m) => m.text))).toEqual([
+      ['first'],
+      ['first'],
+      ['first'],
+      ['second'],
+    ]);
+    expect(new Set(calls.slice(0, 3).map((call) => call.body.batch_id)).size).toBe(1);
+    expect(calls[3].body.batch_id).not.toBe(calls[0].body.batch_id);
+    expect(accepted(from).map((a) => (a.message.text as { body: string }).body)).toEqual([
+      'echo: first',
+      'echo: second',
+    ]);
+  });
+
+  it('marks a reply part uncertain when its POST got no answer, and never repeats it', async () => {
+    const from = '5511900000010';
+    platform.on('POST', /\/messages$/, (request) =>
+      (request.body as { to?: string }).to === from ? { hang: true } : undefined,
+    );
+    await deliver([text(from, 'no answer from the platform')]);
+    await waitFor(async () => (await turnsOf(from))[0]?.status === 'done', 10_000);
+    await sleep(1500);
+    expect(sendAttempts(from)).toHaveLength(1);
+    const detail = await http<TurnBody>(
+      service.url,
+      'GET',
+      `/admin/turns/${(await turnsOf(from))[0].id}`,
+      { token: jwt },
+    );
+    expect(detail.body.parts).toEqual([
+      expect.objectContaining({
+        status: 'uncertain',
+        wamid: null,
+        error: expect.stringMatching(/may have been sent/),
+      }),
+    ]);
+  });
+
   it('stores the good messages of a delivery with a poison one, and they reach the agent', async () => {
     const from = '5511900000004';
     const good1 = text(from, 'first good');
