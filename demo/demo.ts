@@ -21,7 +21,9 @@ import {
 const ADMIN_DB =
   process.env.DEMO_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DEMO_DB = 'messaging_connector_demo';
-const USER = '5511987654321';
+const USER = { waId: '5511987654321', name: 'Ana' };
+/** A user who hides the number behind a username: known by a business-scoped user id only. */
+const HIDDEN_USER = { userId: 'BR.8F3A21C9D0E4B7', username: 'bia.s', name: 'Bia' };
 const PHONE_NUMBER_ID = '106540352242922';
 
 const bold = (text: string): string => (process.stdout.isTTY ? `\x1b[1m${text}\x1b[0m` : text);
@@ -171,7 +173,7 @@ async function main(): Promise<void> {
       phoneNumberId: PHONE_NUMBER_ID,
     };
     for (const text of ['Oi!', 'Vocês entregam hoje?', 'Moro em Pinheiros.']) {
-      const { wamid, status } = await simulateMessage(target, USER, text, 'Ana');
+      const { wamid, status } = await simulateMessage(target, USER, text);
       show(`user → "${text}" (${wamid}) — webhook answered ${status}`);
       await sleep(300);
     }
@@ -180,13 +182,13 @@ async function main(): Promise<void> {
     let answer: { wamid: string; message: Record<string, unknown> } | undefined;
     for (let i = 0; i < 150 && !answer; i++) {
       answer = platform.accepted.find(
-        (sent) => sent.message.type === 'text' && sent.message.to === USER,
+        (sent) => sent.message.type === 'text' && sent.message.to === USER.waId,
       );
       if (!answer) await sleep(100);
     }
     if (!answer) throw new Error('the agent answer was not sent');
     const replyText = (answer.message.text as { body: string }).body;
-    show(`platform ← text to ${USER} (${answer.wamid}): "${replyText}"`);
+    show(`platform ← text to ${USER.waId} (${answer.wamid}): "${replyText}"`);
 
     step('The platform reports the answer delivered, then read');
     await simulateStatus(target, answer.wamid, 'delivered', USER);
@@ -207,10 +209,25 @@ async function main(): Promise<void> {
     const sent = await api<{ success: boolean; wamid: string }>(
       `${base}/send/text`,
       'POST',
-      { to: USER, body: 'Seu pedido saiu para entrega 🚚' },
+      { to: USER.waId, body: 'Seu pedido saiu para entrega 🚚' },
       key,
     );
     show(`POST /send/text → ${JSON.stringify(sent)}`);
+
+    step('A user who hides the number behind a username writes (no from, only a user id)');
+    const hidden = await simulateMessage(target, HIDDEN_USER, 'Oi, sou a Bia!');
+    show(`@${HIDDEN_USER.username} (${HIDDEN_USER.userId}) → "Oi, sou a Bia!" (${hidden.wamid})`);
+    let hiddenAnswer: { wamid: string; message: Record<string, unknown> } | undefined;
+    for (let i = 0; i < 150 && !hiddenAnswer; i++) {
+      hiddenAnswer = platform.accepted.find(
+        (sent) => sent.message.recipient === HIDDEN_USER.userId,
+      );
+      if (!hiddenAnswer) await sleep(100);
+    }
+    if (!hiddenAnswer) throw new Error('the answer to the username user was not sent');
+    show(
+      `platform ← text to recipient ${HIDDEN_USER.userId}: "${(hiddenAnswer.message.text as { body: string }).body}"`,
+    );
 
     step('Done');
     show(`agent answer: "${replyText}"`);

@@ -14,8 +14,10 @@ const USAGE = `Platform simulator
       Serves the platform calls the service makes on 127.0.0.1 and logs each one.
       Point the service at it: PLATFORM_API_URL=http://127.0.0.1:4010
 
-  npm run simulate -- message --from 5511999990000 --text "hi" [--name Ana]
-  npm run simulate -- status --id wamid.X --status delivered --to 5511999990000
+  npm run simulate -- message --from 5511999990000 --text "hi" [--name Ana] [--user-id BR.1A2B]
+  npm run simulate -- message --user-id BR.1A2B --username ana.s --text "hi"
+      (no --from: a user who hides the number behind a username)
+  npm run simulate -- status --id wamid.X --status delivered --to 5511999990000|--user-id BR.1A2B
   npm run simulate -- template --event APPROVED --template-id 594425479261596 --template-name order_update
       Delivers one correctly signed webhook to the service.
       --service URL          default http://127.0.0.1:3000/webhooks/messenger
@@ -37,6 +39,8 @@ async function main(): Promise<void> {
       from: { type: 'string' },
       text: { type: 'string' },
       name: { type: 'string' },
+      'user-id': { type: 'string' },
+      username: { type: 'string' },
       id: { type: 'string' },
       status: { type: 'string' },
       to: { type: 'string' },
@@ -68,12 +72,18 @@ async function main(): Promise<void> {
     phoneNumberId: values['phone-number-id'],
   };
   let status: number;
-  if (command === 'message' && values.from && values.text) {
-    const sent = await simulateMessage(target, values.from, values.text, values.name);
-    process.stdout.write(`message ${sent.wamid} from ${values.from}: `);
+  const user = {
+    waId: values.from ?? values.to,
+    userId: values['user-id'],
+    username: values.username,
+    name: values.name,
+  };
+  if (command === 'message' && (user.waId || user.userId) && values.text) {
+    const sent = await simulateMessage(target, user, values.text);
+    process.stdout.write(`message ${sent.wamid} from ${user.waId ?? user.userId}: `);
     status = sent.status;
-  } else if (command === 'status' && values.id && values.status && values.to) {
-    status = await simulateStatus(target, values.id, values.status as 'delivered', values.to);
+  } else if (command === 'status' && values.id && values.status && (user.waId || user.userId)) {
+    status = await simulateStatus(target, values.id, values.status as 'delivered', user);
   } else if (
     command === 'template' &&
     values.event &&

@@ -211,12 +211,12 @@ export class PlatformSimulator {
       const message = (request.body ?? {}) as Record<string, unknown>;
       const wamid = `wamid.fake${++this.sent}`;
       if (message.type) this.accepted.push({ wamid, message });
+      const contact =
+        typeof message.recipient === 'string'
+          ? { input: message.recipient, user_id: message.recipient }
+          : { input: message.to, wa_id: message.to };
       return {
-        body: {
-          messaging_product: 'messenger',
-          contacts: [{ input: message.to, wa_id: message.to }],
-          messages: [{ id: wamid }],
-        },
+        body: { messaging_product: 'messenger', contacts: [contact], messages: [{ id: wamid }] },
       };
     }
     if (request.method === 'POST' && ['register', 'request_code', 'verify_code'].includes(action)) {
@@ -287,21 +287,42 @@ export async function deliverSigned(target: WebhookTarget, payload: unknown): Pr
   return response.status;
 }
 
+/**
+ * Who writes: a number (`waId`), a business-scoped user id (`userId`), or
+ * both. A user who hides the number behind a username has only the user id:
+ * the delivery then has no `from` and no `wa_id`, as the platform sends it.
+ */
+export interface SimulatedUser {
+  waId?: string;
+  userId?: string;
+  username?: string;
+  name?: string;
+}
+
 /** An inbound text message from a user; returns its wamid and the HTTP status. */
 export async function simulateMessage(
   target: WebhookTarget,
-  from: string,
+  user: SimulatedUser,
   text: string,
-  name = 'Simulated User',
 ): Promise<{ wamid: string; status: number }> {
   const wamid = `wamid.sim${Date.now()}${++simulatedMessages}`;
   const status = await deliverSigned(
     target,
     envelope(target, 'messages', {
-      contacts: [{ profile: { name }, wa_id: from }],
+      contacts: [
+        {
+          profile: {
+            name: user.name ?? 'Simulated User',
+            ...(user.username ? { username: user.username } : {}),
+          },
+          ...(user.waId ? { wa_id: user.waId } : {}),
+          ...(user.userId ? { user_id: user.userId } : {}),
+        },
+      ],
       messages: [
         {
-          from,
+          ...(user.waId ? { from: user.waId } : {}),
+          ...(user.userId ? { from_user_id: user.userId } : {}),
           id: wamid,
           timestamp: String(Math.floor(Date.now() / 1000)),
           type: 'text',
@@ -313,12 +334,12 @@ export async function simulateMessage(
   return { wamid, status };
 }
 
-/** A delivery status for a message the service sent. */
+/** A delivery status for a message the service sent, to a number or to a user id. */
 export function simulateStatus(
   target: WebhookTarget,
   wamid: string,
   status: 'sent' | 'delivered' | 'read' | 'failed',
-  recipient: string,
+  recipient: SimulatedUser,
 ): Promise<number> {
   return deliverSigned(
     target,
@@ -328,7 +349,8 @@ export function simulateStatus(
           id: wamid,
           status,
           timestamp: String(Math.floor(Date.now() / 1000)),
-          recipient_id: recipient,
+          ...(recipient.waId ? { recipient_id: recipient.waId } : {}),
+          ...(recipient.userId ? { recipient_user_id: recipient.userId } : {}),
         },
       ],
     }),

@@ -116,7 +116,13 @@ describe('buffering and the agent', () => {
         phone_number_id: PHONE_NUMBER_ID,
         display_phone_number: '+55 11 99999-0000',
       },
-      contact: { wa_id: '5511911110001', user_id: 'BR.123', name: 'Ana' },
+      contact: {
+        wa_id: '5511911110001',
+        user_id: 'BR.123',
+        parent_user_id: null,
+        username: null,
+        name: 'Ana',
+      },
       messages: [
         {
           id: message.id,
@@ -217,8 +223,13 @@ describe('buffering and the agent', () => {
     await deliver([textMessage(from, 'doomed')]);
     await waitFor(
       async () =>
-        (await db.query("SELECT 1 FROM turns WHERE contact = $1 AND status = 'failed'", [from]))
-          .length === 1,
+        (
+          await db.query(
+            `SELECT 1 FROM turns t JOIN contacts c ON c.id = t.contact_id
+           WHERE c.wa_id = $1 AND t.status = 'failed'`,
+            [from],
+          )
+        ).length === 1,
       10_000,
     );
     const calls = callsFor(from);
@@ -227,7 +238,7 @@ describe('buffering and the agent', () => {
     expect(calls.at(-1)!.at - calls[0].at).toBeLessThanOrEqual(4000);
     expect(new Set(calls.map((c) => c.headers['idempotency-key'])).size).toBe(1);
     const [turn] = await db.query<{ last_error: string }>(
-      'SELECT last_error FROM turns WHERE contact = $1',
+      'SELECT last_error FROM turns t JOIN contacts c ON c.id = t.contact_id WHERE c.wa_id = $1',
       [from],
     );
     expect(turn.last_error).toMatch(/^agent answered HTTP 500 \(gave up after \d+ attempts\)$/);
@@ -240,8 +251,13 @@ describe('buffering and the agent', () => {
     await deliver([textMessage(from, 'refused')]);
     await waitFor(
       async () =>
-        (await db.query("SELECT 1 FROM turns WHERE contact = $1 AND status = 'failed'", [from]))
-          .length === 1,
+        (
+          await db.query(
+            `SELECT 1 FROM turns t JOIN contacts c ON c.id = t.contact_id
+           WHERE c.wa_id = $1 AND t.status = 'failed'`,
+            [from],
+          )
+        ).length === 1,
     );
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(callsFor(from)).toHaveLength(1);

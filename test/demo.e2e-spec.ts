@@ -29,6 +29,9 @@ describe('npm run demo and the simulator CLI', () => {
     );
     expect(output).toMatch(/status "read"/);
     expect(output).toMatch(/POST \/send\/text → \{"success":true,"wamid":"wamid\.fake\d+"\}/);
+    expect(output).toContain(
+      'platform ← text to recipient BR.8F3A21C9D0E4B7: "Hi Bia! You said: Oi, sou a Bia!"',
+    );
     expect(code).toBe(0);
   });
 

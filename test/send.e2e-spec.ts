@@ -43,7 +43,8 @@ describe('sending messages', () => {
     db.query(
       `INSERT INTO contacts (instance_id, wa_id, last_inbound_at)
        VALUES ($1, $2, now() - make_interval(hours => $3))
-       ON CONFLICT (instance_id, wa_id) DO UPDATE SET last_inbound_at = EXCLUDED.last_inbound_at`,
+       ON CONFLICT (instance_id, wa_id) WHERE wa_id IS NOT NULL
+       DO UPDATE SET last_inbound_at = EXCLUDED.last_inbound_at`,
       [instanceId, waId, hoursAgo],
     );
 
@@ -259,6 +260,8 @@ describe('sending messages', () => {
           'status',
           'type',
           'updated_at',
+          'wa_id',
+          'user_id',
           'wamid',
         ].sort(),
       );
@@ -267,6 +270,8 @@ describe('sending messages', () => {
         instance_id: instanceId,
         direction: 'outbound',
         contact: TO,
+        wa_id: TO,
+        user_id: null,
         type: kind,
         status: 'sent',
         errors: null,

@@ -156,7 +156,7 @@ describe('turns through crashes and outages', () => {
     expect(agent.callsFor(from)).toHaveLength(1);
     const [part] = await db.query<{ status: string; wamid: string }>(
       `SELECT p.status, p.wamid FROM turn_parts p JOIN turns t ON t.id = p.turn_id
-       WHERE t.contact = $1`,
+       JOIN contacts c ON c.id = t.contact_id WHERE c.wa_id = $1`,
       [from],
     );
     expect(part).toEqual({ status: 'sent', wamid: accepted(from)[0].wamid });

@@ -39,7 +39,7 @@ function text(
 interface TurnBody {
   id: string;
   instance_id: string;
-  contact: string;
+  contact: { id: string; wa_id: string | null; user_id: string | null; name: string | null };
   status: string;
   attempts: number;
   last_error: string | null;
@@ -73,7 +73,8 @@ describe('durable turns: outages of the agent and the platform, poison, order, d
     platform.sentMessages().filter((message) => message.to === to && message.type);
   const turnsOf = (contact: string) =>
     db.query<{ id: string; status: string; attempts: number; last_error: string | null }>(
-      'SELECT id, status, attempts, last_error FROM turns WHERE contact = $1 ORDER BY created_at',
+      `SELECT t.id, t.status, t.attempts, t.last_error FROM turns t
+       JOIN contacts c ON c.id = t.contact_id WHERE c.wa_id = $1 ORDER BY t.created_at`,
       [contact],
     );
 
@@ -257,8 +258,10 @@ describe('durable turns: outages of the agent and the platform, poison, order, d
     const message = text(from, 'stored, then the worker died');
     // As an attempt that stored the message and died before scheduling its flush would leave it.
     await db.query(
-      `INSERT INTO messages (instance_id, wamid, direction, contact, type, body, status, created_at, awaiting_turn)
-       VALUES ($1, $2, 'inbound', $3, 'text', $4, 'received', now(), true)`,
+      `INSERT INTO messages (instance_id, wamid, direction, contact, contact_id, type, body, status,
+         created_at, awaiting_turn)
+       VALUES ($1, $2, 'inbound', $3::text, mc_resolve_contact($1, $3::text, NULL, NULL, NULL, NULL, now()),
+         'text', $4, 'received', now(), true)`,
       [instanceId, message.id, from, JSON.stringify(message)],
     );
     await deliver([message]);
@@ -307,7 +310,7 @@ describe('durable turns: outages of the agent and the platform, poison, order, d
     const [failed] = listed.body.data;
     expect(failed).toMatchObject({
       instance_id: instanceId,
-      contact: from,
+      contact: { wa_id: from, user_id: null },
       status: 'failed',
       attempts: 1,
       last_error: 'agent answered HTTP 400',

@@ -122,12 +122,18 @@ describe('webhook processing: every message, status and template event is stored
       expect(types).toContain(type);
     }
     expect(checked).toBeGreaterThanOrEqual(10);
-    const [contact] = await db.query<{ name: string; last_inbound_at: Date }>(
-      "SELECT * FROM contacts WHERE instance_id = $1 AND wa_id = '16505551234'",
+    // The reference's last example is a number change: the contact keeps its history under the new one.
+    const [contact] = await db.query<{ wa_id: string; name: string; last_inbound_at: Date }>(
+      "SELECT * FROM contacts WHERE instance_id = $1 AND '16505551234' = ANY(previous_wa_ids)",
       [instanceId],
     );
-    expect(contact.name).toBe('Sheena Nelson');
+    expect(contact).toMatchObject({ wa_id: '12195555358', name: 'Sheena Nelson' });
     expect(contact.last_inbound_at).toBeInstanceOf(Date);
+    const [history] = await db.query<{ count: number }>(
+      'SELECT count(*)::int AS count FROM messages m JOIN contacts c ON c.id = m.contact_id WHERE c.wa_id = $1',
+      ['12195555358'],
+    );
+    expect(history.count).toBe(checked);
   });
 
   it('processes every entry, change and message of one delivery', async () => {

@@ -10,7 +10,14 @@ export interface AgentRequest {
     phone_number_id: string;
     display_phone_number: string | null;
   };
-  contact: { wa_id: string; user_id: string | null; name: string | null };
+  /** `wa_id` is null for a user who hides the number; `user_id` is the business-scoped id. */
+  contact: {
+    wa_id: string | null;
+    user_id: string | null;
+    parent_user_id: string | null;
+    username: string | null;
+    name: string | null;
+  };
   messages: AgentMessage[];
   text: string;
 }

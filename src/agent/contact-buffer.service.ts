@@ -38,9 +38,9 @@ export class ContactBuffer {
    * first. BullMQ's debounce replaces the delayed job and keeps at most one
    * more while one runs. Nothing happens when no message waits.
    */
-  async schedule(instanceId: string, contact: string): Promise<void> {
+  async schedule(instanceId: string, contactId: string): Promise<void> {
     if (!this.enabled) return;
-    const span = await this.messages.awaitingSpan(instanceId, contact);
+    const span = await this.messages.awaitingSpan(instanceId, contactId);
     if (!span) return;
     const due = Math.min(
       span.last.getTime() + this.config.MESSAGE_BUFFER_DELAY * 1000,
@@ -49,11 +49,11 @@ export class ContactBuffer {
     const delay = Math.max(0, Math.round(due - Date.now()));
     await this.queue.add(
       BUFFER_FLUSH_JOB,
-      { instanceId, contact },
+      { instanceId, contactId },
       {
         delay,
         deduplication: {
-          id: `${instanceId}:${contact}`,
+          id: contactId,
           ttl: Math.max(1, delay),
           extend: true,
           replace: true,
@@ -69,11 +69,11 @@ export class ContactBuffer {
   }
 
   /** Takes the contact's waiting messages into a new turn held by `owner`, unless one is open. */
-  claim(instanceId: string, contact: string, owner: string): Promise<ClaimResult> {
+  claim(instanceId: string, contactId: string, owner: string): Promise<ClaimResult> {
     return this.turns.claim(
       randomUUID(),
       instanceId,
-      contact,
+      contactId,
       owner,
       this.config.TURN_LEASE_S * 1000,
     );

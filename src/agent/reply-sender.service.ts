@@ -6,6 +6,7 @@ import { AppException } from '../common/app.exception.js';
 import { backoffDelay, type Backoff } from '../common/backoff.js';
 import { AppConfig } from '../config/app-config.js';
 import type { Instance } from '../instances/entities/instance.entity.js';
+import type { Recipient } from '../messages/messages.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import {
   SEND_KINDS,
@@ -57,7 +58,7 @@ export class ReplySender {
    * /send body validated like its route (an invalid one is kept as `skipped`,
    * with the reason, and the others still go out).
    */
-  async partsOf(answer: AgentAnswer, contact: string): Promise<NewTurnPart[]> {
+  async partsOf(answer: AgentAnswer, recipient: Recipient): Promise<NewTurnPart[]> {
     if (answer.kind === 'none') return [];
     if (answer.kind === 'reply') {
       return splitReply(answer.text).map((body) => ({
@@ -68,18 +69,19 @@ export class ReplySender {
     }
     const parts: NewTurnPart[] = [];
     for (const reply of answer.replies) {
-      parts.push(await this.partOf(reply, contact));
+      parts.push(await this.partOf(reply, recipient));
     }
     const skipped = parts.filter((part) => part.status === 'skipped').length;
     if (skipped > 0) this.metrics.replyParts.inc({ outcome: 'skipped' }, skipped);
     return parts;
   }
 
-  private async partOf(reply: unknown, contact: string): Promise<NewTurnPart> {
-    // The recipient is always the contact: a reply's own to or instance_id is ignored.
+  private async partOf(reply: unknown, recipient: Recipient): Promise<NewTurnPart> {
+    // The recipient is always the contact: a reply's own to, recipient or instance_id is ignored.
     const {
       send,
       to: _to,
+      recipient: _recipient,
       instance_id: _instance,
       ...body
     } = (reply !== null && typeof reply === 'object' ? reply : {}) as Record<string, unknown>;
@@ -94,7 +96,7 @@ export class ReplySender {
     const kind = send as SendKind;
     const dto = plainToInstance(
       SEND_DTO_CLASSES[kind] as ClassConstructor<SendRequests[SendKind]>,
-      { ...body, to: contact },
+      { ...body, ...recipient },
     );
     const errors = await validate(dto, { whitelist: true, forbidNonWhitelisted: true });
     if (errors.length > 0) {
@@ -105,10 +107,11 @@ export class ReplySender {
         error: `invalid: ${errors.map((error) => error.property).join(', ')}`,
       };
     }
-    const { to: _recipient, ...validated } = JSON.parse(JSON.stringify(dto)) as Record<
-      string,
-      unknown
-    >;
+    const {
+      to: _number,
+      recipient: _userId,
+      ...validated
+    } = JSON.parse(JSON.stringify(dto)) as Record<string, unknown>;
     return { kind, body: validated, status: 'queued' };
   }
 
@@ -118,7 +121,12 @@ export class ReplySender {
    * its first send; a refused one fails; one that may have gone out without
    * an answer is `uncertain` and never repeated. The others still go.
    */
-  async sendQueued(turn: TurnRow, instance: Instance, lease: TurnLease): Promise<SendStep> {
+  async sendQueued(
+    turn: TurnRow,
+    instance: Instance,
+    recipient: Recipient,
+    lease: TurnLease,
+  ): Promise<SendStep> {
     const parts = await this.turns.queuedParts(turn.id);
     if (parts.length === 0) return { kind: 'complete' };
     const deadline = await this.turns.startSending(
@@ -132,7 +140,7 @@ export class ReplySender {
       const kind = part.kind as SendKind;
       const request = plainToInstance(
         SEND_DTO_CLASSES[kind] as ClassConstructor<SendRequests[SendKind]>,
-        { ...part.body, to: turn.contact },
+        { ...part.body, ...recipient },
       );
       let wamid: string;
       try {

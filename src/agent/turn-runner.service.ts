@@ -3,7 +3,12 @@ import { backoffDelay, type Backoff } from '../common/backoff.js';
 import { AppConfig } from '../config/app-config.js';
 import type { Instance } from '../instances/entities/instance.entity.js';
 import { InstancesService } from '../instances/instances.service.js';
-import { MessagesService } from '../messages/messages.service.js';
+import {
+  MessagesService,
+  recipientOfContact,
+  type ContactKeys,
+  type Recipient,
+} from '../messages/messages.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { PlatformClient } from '../platform/platform-client.service.js';
 import { TurnScheduler } from '../turns/turn-scheduler.service.js';
@@ -59,9 +64,9 @@ export class TurnRunner {
    * runs now. While the contact has an open turn they wait for the next one;
    * that open turn is nudged in case its worker died.
    */
-  async startTurn(instanceId: string, contact: string): Promise<TurnStep> {
+  async startTurn(instanceId: string, contactId: string): Promise<TurnStep> {
     const owner = newLeaseOwner();
-    const claim = await this.buffer.claim(instanceId, contact, owner);
+    const claim = await this.buffer.claim(instanceId, contactId, owner);
     if (claim.kind === 'empty') return 'empty';
     return this.run(claim.turnId, claim.kind === 'claimed' ? owner : newLeaseOwner());
   }
@@ -88,11 +93,15 @@ export class TurnRunner {
       const reason = !instance?.is_active ? 'the instance is deactivated' : 'the agent is off';
       return this.end(turn, lease, 'skipped', reason);
     }
+    // Read each run: a number or user id may have changed since the turn began.
+    const contact = await this.messages.contactKeys(turn.contact_id);
+    const recipient = contact && recipientOfContact(contact);
+    if (!contact || !recipient) return this.end(turn, lease, 'skipped', 'the contact is gone');
     if (turn.status === 'claimed' || turn.status === 'calling') {
-      const step = await this.callAgent(turn, instance, lease);
+      const step = await this.callAgent(turn, instance, contact, recipient, lease);
       if (step !== 'answered') return step;
     }
-    const sent = await this.replies.sendQueued(turn, instance, lease);
+    const sent = await this.replies.sendQueued(turn, instance, recipient, lease);
     if (sent.kind === 'lost') return 'lost';
     if (sent.kind === 'wait') return this.waitForRetry(turn, lease, sent.delayMs, sent.error);
     const failure = await this.turns.firstPartFailure(turn.id);
@@ -103,17 +112,13 @@ export class TurnRunner {
   private async callAgent(
     turn: TurnRow,
     instance: Instance,
+    contact: ContactKeys,
+    recipient: Recipient,
     lease: TurnLease,
   ): Promise<TurnStep | 'answered'> {
     const messages = await this.messages.ofTurn(turn.id);
     if (messages.length === 0) return this.end(turn, lease, 'skipped', 'its messages are gone');
-    const profile = await this.messages.contactProfile(turn.instance_id, turn.contact);
-    const request = buildAgentRequest(
-      turn.id,
-      instance,
-      { wa_id: turn.contact, user_id: profile.user_id, name: profile.name },
-      messages,
-    );
+    const request = buildAgentRequest(turn.id, instance, contact, messages);
     const started = await this.turns.startAgentAttempt(
       turn.id,
       lease.owner,
@@ -131,7 +136,7 @@ export class TurnRunner {
 
     if (attempt.ok) {
       this.metrics.agentAttempts.inc({ outcome: 'ok' });
-      const parts = await this.replies.partsOf(attempt.answer, turn.contact);
+      const parts = await this.replies.partsOf(attempt.answer, recipient);
       if (!(await this.turns.storeAnswer(turn.id, lease.owner, attempt.raw, parts))) return 'lost';
       if (parts.some((part) => part.status === 'queued')) return 'answered';
       await this.ended(turn, 'done', null);
@@ -196,7 +201,7 @@ export class TurnRunner {
     if (status === 'failed') this.logger.error(log, 'turn failed: see GET /admin/turns');
     else if (status === 'skipped') this.logger.warn(log, 'turn skipped');
     try {
-      await this.buffer.schedule(turn.instance_id, turn.contact);
+      await this.buffer.schedule(turn.instance_id, turn.contact_id);
     } catch (error) {
       // Redis away: the sweeper finds the waiting messages in PostgreSQL.
       this.logger.warn({ ...log, err: (error as Error).message }, 'next flush not scheduled');

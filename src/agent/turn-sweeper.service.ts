@@ -109,8 +109,8 @@ export class TurnSweeper implements OnApplicationBootstrap, BeforeApplicationShu
       this.config.MESSAGE_BUFFER_MAX_WAIT * 1000,
       GRACE_MS,
     );
-    for (const { instance_id, contact } of overdue) {
-      await this.buffer.schedule(instance_id, contact);
+    for (const { instance_id, contact_id } of overdue) {
+      await this.buffer.schedule(instance_id, contact_id);
     }
     const stalled = await this.turns.resumable(GRACE_MS);
     for (const turnId of stalled) await this.scheduler.wake(turnId);

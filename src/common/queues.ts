@@ -17,7 +17,7 @@ export const BUFFER_FLUSH_JOB = 'flush';
 
 export interface BufferFlushJob {
   instanceId: string;
-  contact: string;
+  contactId: string;
 }
 
 /** Wake-ups of one turn: a delayed retry, or a resume after its worker died. PostgreSQL holds the state. */

@@ -11,6 +11,7 @@ import { MessagesAndContacts1763827200000 } from './migrations/1763827200000-mes
 import { TemplateEvents1763913600000 } from './migrations/1763913600000-template-events.js';
 import { Batches1764000000000 } from './migrations/1764000000000-batches.js';
 import { DurableTurns1764100000000 } from './migrations/1764100000000-durable-turns.js';
+import { ContactIdentities1764200000000 } from './migrations/1764200000000-contact-identities.js';
 
 export const ENTITIES = [Instance, ApiKey, Message, Contact];
 export const MIGRATIONS = [
@@ -19,6 +20,7 @@ export const MIGRATIONS = [
   TemplateEvents1763913600000,
   Batches1764000000000,
   DurableTurns1764100000000,
+  ContactIdentities1764200000000,
 ];
 
 /** Any constant: every process that migrates takes the same PostgreSQL advisory lock. */

@@ -7,6 +7,7 @@ import { LocalCache } from '../common/local-cache.js';
 import { AppConfig } from '../config/app-config.js';
 import { rows } from '../database/sql.js';
 import type { InboundMessage } from '../platform/webhook-payload.js';
+import type { IdentityChange, IdentityRow } from './contact-identity.js';
 import { Contact } from './entities/contact.entity.js';
 import { Message } from './entities/message.entity.js';
 
@@ -19,20 +20,50 @@ export interface AwaitingSpan {
   last: Date;
 }
 
-export interface ContactProfile {
+/** A contact's keys and profile, as the agent and the client see them. */
+export interface ContactKeys {
+  wa_id: string | null;
   user_id: string | null;
+  parent_user_id: string | null;
+  username: string | null;
   name: string | null;
+}
+
+/** Whom a send goes to: a number (`to`), or a business-scoped user id (`recipient`). */
+export type Recipient =
+  { to: string; recipient?: undefined } | { to?: undefined; recipient: string };
+
+/** The address a recipient is stored and shown under: its number or its user id. */
+export function addressOf(recipient: Recipient): string {
+  return recipient.to ?? recipient.recipient;
+}
+
+/** The recipient a validated /send body names (exactly one of `to` and `recipient`). */
+export function recipientOf(body: { to?: string; recipient?: string }): Recipient {
+  return body.to !== undefined ? { to: body.to } : { recipient: body.recipient! };
+}
+
+/** How to reach a contact: by number when it is known, else by user id. */
+export function recipientOfContact(contact: ContactKeys): Recipient | null {
+  if (contact.wa_id) return { to: contact.wa_id };
+  return contact.user_id ? { recipient: contact.user_id } : null;
+}
+
+/** A stored message with its contact's keys. */
+export interface StoredMessage extends Message {
+  contact_wa_id: string | null;
+  contact_user_id: string | null;
 }
 
 export interface OutboundRecord {
   instanceId: string;
-  contact: string;
+  recipient: Recipient;
   type: string;
   body: Record<string, unknown>;
   wamid: string;
 }
 
-/** The message store and each contact's service window. */
+/** The message store, each contact's identity and service window. */
 @Injectable()
 export class MessagesService {
   private readonly openUntil = new LocalCache<number>(WINDOW_CACHE_TTL_MS, 100_000);
@@ -49,26 +80,88 @@ export class MessagesService {
   /**
    * Refuses a non-template send when the contact has not written in the last
    * 24 hours (422 service_window_closed), unless SERVICE_WINDOW_ENFORCE=false.
+   * The contact is found by whichever key the send names.
    */
-  async assertWindowOpen(instanceId: string, waId: string, now = Date.now()): Promise<void> {
+  async assertWindowOpen(instanceId: string, to: Recipient, now = Date.now()): Promise<void> {
     if (!this.config.SERVICE_WINDOW_ENFORCE) return;
     // A window only ever moves later (a new inbound message extends it), so a
     // known "open until" stays true without invalidation; closed ones are re-read.
-    const key = `${instanceId}:${waId}`;
+    const address = addressOf(to);
+    const key = `${instanceId}:${address}`;
     if ((this.openUntil.get(key, now) ?? 0) > now) return;
-    const [contact] = await this.contacts.query<Array<Pick<Contact, 'last_inbound_at'>>>(
-      'SELECT last_inbound_at FROM contacts WHERE instance_id = $1 AND wa_id = $2',
-      [instanceId, waId],
+    const [contact] = await rows<{ last: Date | null }>(
+      this.contacts,
+      to.to !== undefined
+        ? 'SELECT last_inbound_at AS last FROM contacts WHERE instance_id = $1 AND wa_id = $2'
+        : `SELECT max(last_inbound_at) AS last FROM contacts
+           WHERE instance_id = $1 AND (user_id = $2 OR parent_user_id = $2)`,
+      [instanceId, address],
     );
-    const last = contact?.last_inbound_at?.getTime();
+    const last = contact?.last?.getTime();
     if (last !== undefined && now - last <= SERVICE_WINDOW_MS) {
       this.openUntil.set(key, last + SERVICE_WINDOW_MS, now);
       return;
     }
     throw new AppException(
       'service_window_closed',
-      `${waId} has not written in the last 24 hours: only a template (POST /send/template) can be sent`,
+      `${address} has not written in the last 24 hours: only a template (POST /send/template) can be sent`,
     );
+  }
+
+  /**
+   * The contact of each identity (see mc_resolve_contact: found by either key,
+   * linked, merged or created), with its profile and last inbound time
+   * brought forward; one statement for the whole delivery.
+   */
+  async resolveContacts(
+    instanceId: string,
+    identities: IdentityRow[],
+  ): Promise<Map<string, string>> {
+    if (identities.length === 0) return new Map();
+    const resolved = await rows<{ n: string; id: string }>(
+      this.contacts,
+      `SELECT i.n, mc_resolve_contact($1, i.wa_id, i.user_id, i.parent_user_id, i.username, i.name, i.at) AS id
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
+         WITH ORDINALITY AS i(wa_id, user_id, parent_user_id, username, name, at, n)
+       ORDER BY i.n`,
+      [
+        instanceId,
+        identities.map((i) => i.waId),
+        identities.map((i) => i.userId),
+        identities.map((i) => i.parentUserId),
+        identities.map((i) => i.username),
+        identities.map((i) => i.name),
+        identities.map((i) => i.lastInboundAt),
+      ],
+    );
+    return new Map(resolved.map((row) => [identities[Number(row.n) - 1].key, row.id]));
+  }
+
+  /** Applies a number or user-id change to the contact known by the old keys; null when unknown. */
+  async rekeyContact(instanceId: string, change: IdentityChange): Promise<string | null> {
+    const [row] = await rows<{ id: string | null }>(
+      this.contacts,
+      'SELECT mc_rekey_contact($1, $2, $3, $4, $5, $6) AS id',
+      [
+        instanceId,
+        change.old.waId,
+        change.old.userId,
+        change.new.waId,
+        change.new.userId,
+        change.new.parentUserId,
+      ],
+    );
+    return row?.id ?? null;
+  }
+
+  /** A contact's keys and profile; null when it is gone. */
+  async contactKeys(contactId: string): Promise<ContactKeys | null> {
+    const [contact] = await rows<ContactKeys>(
+      this.contacts,
+      'SELECT wa_id, user_id, parent_user_id, username, name FROM contacts WHERE id = $1',
+      [contactId],
+    );
+    return contact ?? null;
   }
 
   /**
@@ -79,38 +172,47 @@ export class MessagesService {
     return this.writer.write(record);
   }
 
-  /** One INSERT for every send that finished in the same tick. */
+  /**
+   * One INSERT for every send that finished in the same tick. A number sent
+   * to becomes a contact if it was not one; a user id is looked up (it may be
+   * a parent id, shared by several).
+   */
   private async insertOutbound(records: OutboundRecord[]): Promise<void> {
-    const params: unknown[] = [];
-    const rows = records.map((record) => {
-      const base = params.length;
-      params.push(
-        record.instanceId,
-        record.wamid,
-        record.contact,
-        record.type,
-        JSON.stringify(record.body),
-      );
-      return `($${base + 1}, $${base + 2}, 'outbound', $${base + 3}, $${base + 4}, $${base + 5}, 'sent')`;
-    });
     await this.messages.query(
-      `INSERT INTO messages (instance_id, wamid, direction, contact, type, body, status)
-       VALUES ${rows.join(', ')}
+      `INSERT INTO messages (instance_id, wamid, direction, contact, contact_id, type, body, status)
+       SELECT r.instance_id, r.wamid, 'outbound', r.contact,
+         CASE WHEN r.by_number
+           THEN mc_resolve_contact(r.instance_id, r.contact, NULL, NULL, NULL, NULL, NULL)
+           ELSE (SELECT c.id FROM contacts c
+                 WHERE c.instance_id = r.instance_id
+                   AND (c.user_id = r.contact OR c.parent_user_id = r.contact)
+                 ORDER BY c.user_id = r.contact DESC LIMIT 1)
+         END,
+         r.type, r.body, 'sent'
+       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::boolean[], $5::text[], $6::jsonb[])
+         AS r(instance_id, wamid, contact, by_number, type, body)
        ON CONFLICT (wamid) DO UPDATE SET
          instance_id = EXCLUDED.instance_id, direction = EXCLUDED.direction,
-         contact = EXCLUDED.contact, type = EXCLUDED.type, body = EXCLUDED.body,
-         updated_at = now()`,
-      params,
+         contact = EXCLUDED.contact, contact_id = EXCLUDED.contact_id, type = EXCLUDED.type,
+         body = EXCLUDED.body, updated_at = now()`,
+      [
+        records.map((r) => r.instanceId),
+        records.map((r) => r.wamid),
+        records.map((r) => addressOf(r.recipient)),
+        records.map((r) => r.recipient.to !== undefined),
+        records.map((r) => r.type),
+        records.map((r) => JSON.stringify(r.body)),
+      ],
     );
   }
 
   /** When the contact's messages waiting for a turn arrived; null when none waits. */
-  async awaitingSpan(instanceId: string, contact: string): Promise<AwaitingSpan | null> {
+  async awaitingSpan(instanceId: string, contactId: string): Promise<AwaitingSpan | null> {
     const [span] = await rows<{ first: Date | null; last: Date | null }>(
       this.messages,
       `SELECT min(received_at) AS first, max(received_at) AS last FROM messages
-       WHERE awaiting_turn AND instance_id = $1 AND contact = $2`,
-      [instanceId, contact],
+       WHERE awaiting_turn AND instance_id = $1 AND contact_id = $2`,
+      [instanceId, contactId],
     );
     return span?.first && span.last ? { first: span.first, last: span.last } : null;
   }
@@ -125,15 +227,15 @@ export class MessagesService {
     maxWaitMs: number,
     graceMs: number,
     limit = 1000,
-  ): Promise<Array<{ instance_id: string; contact: string }>> {
+  ): Promise<Array<{ instance_id: string; contact_id: string }>> {
     return rows(
       this.messages,
-      `SELECT m.instance_id, m.contact FROM messages m
+      `SELECT m.instance_id, m.contact_id FROM messages m
        WHERE m.awaiting_turn
          AND NOT EXISTS (
-           SELECT 1 FROM turns t WHERE t.instance_id = m.instance_id AND t.contact = m.contact
+           SELECT 1 FROM turns t WHERE t.contact_id = m.contact_id
              AND t.status IN ('claimed', 'calling', 'answered', 'sending'))
-       GROUP BY m.instance_id, m.contact
+       GROUP BY m.instance_id, m.contact_id
        HAVING max(m.received_at) < now() - ($1::float8 + $3::float8) * interval '1 millisecond'
            OR min(m.received_at) < now() - ($2::float8 + $3::float8) * interval '1 millisecond'
        LIMIT $4`,
@@ -161,17 +263,14 @@ export class MessagesService {
     return found.map((row) => row.body);
   }
 
-  async contactProfile(instanceId: string, waId: string): Promise<ContactProfile> {
-    const [profile] = await rows<ContactProfile>(
-      this.contacts,
-      'SELECT user_id, name FROM contacts WHERE instance_id = $1 AND wa_id = $2',
-      [instanceId, waId],
+  async findForInstance(instanceId: string, wamid: string): Promise<StoredMessage> {
+    const [message] = await rows<StoredMessage>(
+      this.messages,
+      `SELECT m.*, c.wa_id AS contact_wa_id, c.user_id AS contact_user_id
+       FROM messages m LEFT JOIN contacts c ON c.id = m.contact_id
+       WHERE m.instance_id = $1 AND m.wamid = $2`,
+      [instanceId, wamid],
     );
-    return profile ?? { user_id: null, name: null };
-  }
-
-  async findForInstance(instanceId: string, wamid: string): Promise<Message> {
-    const message = await this.messages.findOneBy({ instance_id: instanceId, wamid });
     if (!message) throw new AppException('message_not_found', `Message ${wamid} not found`);
     return message;
   }

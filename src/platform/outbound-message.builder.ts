@@ -44,11 +44,16 @@ export const SEND_KINDS: SendKind[] = [
   'interactive',
 ];
 
-/** The platform's message object (POST /{phone_number_id}/messages). */
+/**
+ * The platform's message object (POST /{phone_number_id}/messages). It names
+ * the recipient by number (`to`) or by business-scoped user id (`recipient`):
+ * a user id in `to` is accepted and then silently dropped by the platform.
+ */
 export interface PlatformMessage {
   messaging_product: 'messenger';
   recipient_type: 'individual';
-  to: string;
+  to?: string;
+  recipient?: string;
   type: string;
   context?: { message_id: string };
   [content: string]: unknown;
@@ -58,11 +63,17 @@ export const DEFAULT_TEMPLATE_LANGUAGE = 'pt_BR';
 export const DEFAULT_LIST_BUTTON_TEXT = 'Menu';
 export const DEFAULT_CTA_DISPLAY_TEXT = 'Acessar';
 
-function envelope(to: string, type: string, content: unknown): PlatformMessage {
+/** Whom a request names: a number, or a business-scoped user id. */
+interface Addressed {
+  to?: string;
+  recipient?: string;
+}
+
+function envelope(r: Addressed, type: string, content: unknown): PlatformMessage {
   return {
     messaging_product: 'messenger',
     recipient_type: 'individual',
-    to,
+    ...(r.to !== undefined ? { to: r.to } : { recipient: r.recipient }),
     type,
     [type]: content,
   };
@@ -131,42 +142,41 @@ const INTERACTIVE_BUILDERS: Record<
 export const OUTBOUND_BUILDERS: { [K in SendKind]: (request: SendRequests[K]) => PlatformMessage } =
   {
     text: (r) => ({
-      ...envelope(r.to, 'text', { body: r.body }),
+      ...envelope(r, 'text', { body: r.body }),
       ...(r.reply_to ? { context: { message_id: r.reply_to } } : {}),
     }),
-    image: (r) => envelope(r.to, 'image', compact({ ...mediaSource(r.media), caption: r.caption })),
+    image: (r) => envelope(r, 'image', compact({ ...mediaSource(r.media), caption: r.caption })),
     document: (r) =>
       envelope(
-        r.to,
+        r,
         'document',
         compact({ ...mediaSource(r.media), caption: r.caption, filename: r.filename }),
       ),
-    audio: (r) => envelope(r.to, 'audio', mediaSource(r.media)),
-    video: (r) => envelope(r.to, 'video', compact({ ...mediaSource(r.media), caption: r.caption })),
-    sticker: (r) => envelope(r.to, 'sticker', mediaSource(r.media)),
+    audio: (r) => envelope(r, 'audio', mediaSource(r.media)),
+    video: (r) => envelope(r, 'video', compact({ ...mediaSource(r.media), caption: r.caption })),
+    sticker: (r) => envelope(r, 'sticker', mediaSource(r.media)),
     location: (r) =>
       envelope(
-        r.to,
+        r,
         'location',
         compact({ latitude: r.latitude, longitude: r.longitude, name: r.name, address: r.address }),
       ),
-    contacts: (r) => ({
-      messaging_product: 'messenger',
-      recipient_type: 'individual',
-      to: r.to,
-      type: 'contacts',
-      contacts: r.contacts.map((card) =>
-        compact({
-          name: compact({ ...card.name }),
-          phones: card.phones?.map((phone) => compact({ ...phone })),
-          emails: card.emails?.map((email) => compact({ ...email })),
-        }),
+    contacts: (r) =>
+      envelope(
+        r,
+        'contacts',
+        r.contacts.map((card) =>
+          compact({
+            name: compact({ ...card.name }),
+            phones: card.phones?.map((phone) => compact({ ...phone })),
+            emails: card.emails?.map((email) => compact({ ...email })),
+          }),
+        ),
       ),
-    }),
-    reaction: (r) => envelope(r.to, 'reaction', { message_id: r.message_id, emoji: r.emoji }),
+    reaction: (r) => envelope(r, 'reaction', { message_id: r.message_id, emoji: r.emoji }),
     template: (r) =>
       envelope(
-        r.to,
+        r,
         'template',
         compact({
           name: r.template_name,
@@ -179,7 +189,7 @@ export const OUTBOUND_BUILDERS: { [K in SendKind]: (request: SendRequests[K]) =>
           ),
         }),
       ),
-    interactive: (r) => envelope(r.to, 'interactive', INTERACTIVE_BUILDERS[r.type](r)),
+    interactive: (r) => envelope(r, 'interactive', INTERACTIVE_BUILDERS[r.type](r)),
   };
 
 export function buildPlatformMessage<K extends SendKind>(

@@ -14,6 +14,9 @@ export const THROTTLING_PLATFORM_CODES: ReadonlySet<number> = new Set([4, 80007,
 /** Token invalid or expired. */
 export const INVALID_TOKEN_PLATFORM_CODE = 190;
 
+/** This message type cannot go to a business-scoped user id (e.g. some authentication templates). */
+export const NEEDS_PHONE_NUMBER_PLATFORM_CODE = 131062;
+
 /** Network failures after which a call may be repeated. */
 export const RETRYABLE_NETWORK_CODES: ReadonlySet<string> = new Set([
   'ECONNREFUSED',
@@ -66,6 +69,9 @@ export interface PlatformFailure {
 function describe(failure: PlatformFailure): string {
   if (failure.platformCode === INVALID_TOKEN_PLATFORM_CODE) {
     return "The platform refused the instance's access token (invalid or expired): an admin must update it with PATCH /admin/instances/{id} and a new access_token";
+  }
+  if (failure.platformCode === NEEDS_PHONE_NUMBER_PLATFORM_CODE) {
+    return 'This message type cannot be sent to a user id (recipient): send it to the phone number (to)';
   }
   if (failure.kind === 'rate_limited') {
     return `The platform is throttling this number${failure.platformMessage ? `: ${failure.platformMessage}` : ''}; retry after ${failure.retryAfterSeconds ?? 60} s`;

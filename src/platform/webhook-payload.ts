@@ -18,17 +18,41 @@ export interface WebhookChange {
 
 export interface MessagesValue {
   metadata?: { display_phone_number?: string; phone_number_id?: string };
-  contacts?: Array<{ wa_id?: string; user_id?: string; profile?: { name?: string } }>;
+  contacts?: InboundContact[];
   messages?: InboundMessage[];
   statuses?: InboundStatus[];
 }
 
+/**
+ * Who wrote. Since 2026 a user has a business-scoped user id (`CC.<alphanumeric>`);
+ * one who hides the number behind a username has no `wa_id`.
+ */
+export interface InboundContact {
+  wa_id?: string;
+  user_id?: string;
+  parent_user_id?: string;
+  profile?: { name?: string; username?: string };
+}
+
 export interface InboundMessage {
   id: string;
-  from: string;
+  /** The sender's number; absent when the user hides it (then `from_user_id` names them). */
+  from?: string;
+  from_user_id?: string;
+  from_parent_user_id?: string;
   timestamp: string;
   type: string;
   context?: { from?: string; id?: string };
+  /** `type: system`: an identity change (`user_changed_number`, `user_changed_user_id`). */
+  system?: {
+    type?: string;
+    body?: string;
+    wa_id?: string;
+    user_id?: string;
+    parent_user_id?: string;
+    previous_user_id?: string;
+    previous_parent_user_id?: string;
+  };
   [content: string]: unknown;
 }
 
@@ -36,7 +60,10 @@ export interface InboundStatus {
   id: string;
   status: string;
   timestamp?: string;
+  /** The recipient's number; absent for a user reached by user id who hides it. */
   recipient_id?: string;
+  recipient_user_id?: string;
+  recipient_parent_user_id?: string;
   errors?: unknown[];
 }
 

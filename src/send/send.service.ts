@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Instance } from '../instances/entities/instance.entity.js';
 import { InstancesService } from '../instances/instances.service.js';
-import { MessagesService } from '../messages/messages.service.js';
+import { MessagesService, addressOf, recipientOf } from '../messages/messages.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import {
   buildPlatformMessage,
@@ -30,10 +30,11 @@ export class SendService {
     kind: K,
     request: SendRequests[K],
   ): Promise<string> {
-    if (kind !== 'template') await this.messages.assertWindowOpen(instance.id, request.to);
+    const recipient = recipientOf(request);
+    if (kind !== 'template') await this.messages.assertWindowOpen(instance.id, recipient);
     const message = buildPlatformMessage(kind, request);
     const token = this.instances.accessToken(instance);
-    const wamid = await this.pacer.run(instance.phone_number_id, request.to, () =>
+    const wamid = await this.pacer.run(instance.phone_number_id, addressOf(recipient), () =>
       this.platform.sendMessage(instance.phone_number_id, token, message),
     );
     this.metrics.sends.inc({ type: kind });
@@ -43,7 +44,7 @@ export class SendService {
     try {
       await this.messages.recordOutbound({
         instanceId: instance.id,
-        contact: request.to,
+        recipient,
         type: kind,
         body,
         wamid,

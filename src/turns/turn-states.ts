@@ -41,7 +41,7 @@ export const OPEN_TURN_STATES_SQL = `(${OPEN_TURN_STATES.map((s) => `'${s}'`).jo
 export interface TurnRow {
   id: string;
   instance_id: string;
-  contact: string;
+  contact_id: string;
   status: TurnState;
   /** Agent calls made so far. */
   attempts: number;

@@ -23,6 +23,7 @@ export type ClaimResult =
 export interface TurnFilter {
   status?: TurnState;
   instanceId?: string;
+  /** A number or a user id: the turns of the contact known by it. */
   contact?: string;
 }
 
@@ -32,10 +33,22 @@ export interface TurnCursor {
   id: string;
 }
 
+/** A turn with the keys and profile of its contact, for operators. */
+export interface TurnWithContact extends TurnRow {
+  contact_wa_id: string | null;
+  contact_user_id: string | null;
+  contact_username: string | null;
+  contact_name: string | null;
+}
+
 export interface TurnPage {
-  turns: Array<TurnRow & { cursor: TurnCursor }>;
+  turns: Array<TurnWithContact & { cursor: TurnCursor }>;
   hasMore: boolean;
 }
+
+const WITH_CONTACT = `SELECT t.*, c.wa_id AS contact_wa_id, c.user_id AS contact_user_id,
+    c.username AS contact_username, c.name AS contact_name
+  FROM turns t JOIN contacts c ON c.id = t.contact_id`;
 
 export type ReopenResult =
   { kind: 'reopened'; turn: TurnRow } | { kind: 'not_failed' } | { kind: 'busy'; turnId: string };
@@ -55,25 +68,24 @@ export class TurnStore {
   async claim(
     turnId: string,
     instanceId: string,
-    contact: string,
+    contactId: string,
     owner: string,
     leaseMs: number,
   ): Promise<ClaimResult> {
     return this.db.transaction(async (manager) => {
       const opened = await rows<{ id: string }>(
         manager,
-        `INSERT INTO turns (id, instance_id, contact, status, lease_owner, lease_until)
+        `INSERT INTO turns (id, instance_id, contact_id, status, lease_owner, lease_until)
          VALUES ($1, $2, $4, 'claimed', $5, ${LEASE})
-         ON CONFLICT (instance_id, contact) WHERE status IN ${OPEN_TURN_STATES_SQL} DO NOTHING
+         ON CONFLICT (contact_id) WHERE status IN ${OPEN_TURN_STATES_SQL} DO NOTHING
          RETURNING id`,
-        [turnId, instanceId, leaseMs, contact, owner],
+        [turnId, instanceId, leaseMs, contactId, owner],
       );
       if (opened.length === 0) {
         const [open] = await rows<{ id: string }>(
           manager,
-          `SELECT id FROM turns
-           WHERE instance_id = $1 AND contact = $2 AND status IN ${OPEN_TURN_STATES_SQL}`,
-          [instanceId, contact],
+          `SELECT id FROM turns WHERE contact_id = $1 AND status IN ${OPEN_TURN_STATES_SQL}`,
+          [contactId],
         );
         // The open turn ended between the two statements: the next flush claims.
         return open ? { kind: 'busy', turnId: open.id } : { kind: 'empty' };
@@ -81,9 +93,9 @@ export class TurnStore {
       const taken = await rows<{ wamid: string }>(
         manager,
         `UPDATE messages SET turn_id = $1, awaiting_turn = false, updated_at = now()
-         WHERE awaiting_turn AND instance_id = $2 AND contact = $3
+         WHERE awaiting_turn AND instance_id = $2 AND contact_id = $3
          RETURNING wamid`,
-        [turnId, instanceId, contact],
+        [turnId, instanceId, contactId],
       );
       if (taken.length === 0) {
         await manager.query('DELETE FROM turns WHERE id = $1', [turnId]);
@@ -290,10 +302,11 @@ export class TurnStore {
     return part ? `reply part ${part.position}: ${part.error ?? 'failed'}` : null;
   }
 
-  get(turnId: string): Promise<TurnRow | null> {
-    return rows<TurnRow>(this.db, 'SELECT * FROM turns WHERE id = $1', [turnId]).then(
-      ([turn]) => turn ?? null,
-    );
+  async get(turnId: string): Promise<TurnWithContact | null> {
+    const [turn] = await rows<TurnWithContact>(this.db, `${WITH_CONTACT} WHERE t.id = $1`, [
+      turnId,
+    ]);
+    return turn ?? null;
   }
 
   /** Newest first, `limit` rows after `cursor`. */
@@ -304,19 +317,22 @@ export class TurnStore {
       params.push(value);
       return `$${params.length}`;
     };
-    if (filter.status) conditions.push(`status = ${param(filter.status)}`);
-    if (filter.instanceId) conditions.push(`instance_id = ${param(filter.instanceId)}::uuid`);
-    if (filter.contact) conditions.push(`contact = ${param(filter.contact)}`);
+    if (filter.status) conditions.push(`t.status = ${param(filter.status)}`);
+    if (filter.instanceId) conditions.push(`t.instance_id = ${param(filter.instanceId)}::uuid`);
+    if (filter.contact) {
+      const key = param(filter.contact);
+      conditions.push(`(c.wa_id = ${key} OR c.user_id = ${key})`);
+    }
     if (cursor) {
       conditions.push(
-        `(created_at, id) < (${param(cursor.createdAt)}::timestamptz, ${param(cursor.id)}::uuid)`,
+        `(t.created_at, t.id) < (${param(cursor.createdAt)}::timestamptz, ${param(cursor.id)}::uuid)`,
       );
     }
-    const found = await rows<TurnRow & { created_text: string }>(
+    const found = await rows<TurnWithContact & { created_text: string }>(
       this.db,
-      `SELECT *, created_at::text AS created_text FROM turns
+      `${WITH_CONTACT.replace('SELECT t.*', 'SELECT t.*, t.created_at::text AS created_text')}
        ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''}
-       ORDER BY created_at DESC, id DESC LIMIT ${param(limit + 1)}`,
+       ORDER BY t.created_at DESC, t.id DESC LIMIT ${param(limit + 1)}`,
       params,
     );
     return {
@@ -378,16 +394,11 @@ export class TurnStore {
       });
     } catch (error) {
       if (sqlState(error) !== UNIQUE_VIOLATION) throw error;
-      const [turn] = await rows<{ instance_id: string; contact: string }>(
-        this.db,
-        'SELECT instance_id, contact FROM turns WHERE id = $1',
-        [turnId],
-      );
       const [open] = await rows<{ id: string }>(
         this.db,
-        `SELECT id FROM turns WHERE instance_id = $1 AND contact = $2
-           AND status IN ${OPEN_TURN_STATES_SQL}`,
-        [turn?.instance_id, turn?.contact],
+        `SELECT o.id FROM turns t JOIN turns o ON o.contact_id = t.contact_id
+         WHERE t.id = $1 AND o.status IN ${OPEN_TURN_STATES_SQL}`,
+        [turnId],
       );
       return { kind: 'busy', turnId: open?.id ?? 'unknown' };
     }

@@ -1,9 +1,10 @@
 import {
-  contactRows,
+  identityRows,
   inboundMessageRow,
   messageTime,
   statusRows,
   storableJson,
+  type InboundMessageRow,
 } from './inbound-rows.js';
 
 const receivedAt = new Date('2026-11-23T12:00:00Z');
@@ -23,10 +24,14 @@ describe('inbound rows', () => {
       ok: true,
       row: {
         wamid: 'wamid.1',
-        contact: '5511999990000',
+        address: '5511999990000',
+        waId: '5511999990000',
+        userId: null,
+        parentUserId: null,
         type: 'text',
         body: JSON.stringify(message),
         sentAt: new Date(1795000000 * 1000),
+        change: undefined,
       },
     });
   });
@@ -71,10 +76,73 @@ describe('inbound rows', () => {
     expect(storableJson(plain)).toBe(JSON.stringify(plain));
   });
 
-  it('gives each contact its latest time, never past the arrival, and its profile', () => {
-    const row = (contact: string, at: Date) => ({
+  it('takes a sender who hides the number by its user id', () => {
+    const parsed = inboundMessageRow(
+      { id: 'wamid.u', from_user_id: 'BR.ABC123', timestamp: '1795000000', type: 'text' },
+      receivedAt,
+    );
+    expect(parsed).toMatchObject({
+      ok: true,
+      row: { address: 'BR.ABC123', waId: null, userId: 'BR.ABC123' },
+    });
+  });
+
+  it('reads the new keys of a number or user-id change', () => {
+    const numberChange = inboundMessageRow(
+      {
+        id: 'wamid.s1',
+        from: '5511000000001',
+        type: 'system',
+        system: {
+          type: 'user_changed_number',
+          wa_id: '5511000000002',
+          user_id: 'BR.NEW',
+          previous_user_id: 'BR.OLD',
+        },
+      },
+      receivedAt,
+    );
+    expect(numberChange).toMatchObject({
+      ok: true,
+      row: {
+        change: {
+          old: { waId: '5511000000001', userId: 'BR.OLD' },
+          new: { waId: '5511000000002', userId: 'BR.NEW', parentUserId: null },
+        },
+      },
+    });
+    const idChange = inboundMessageRow(
+      {
+        id: 'wamid.s2',
+        from_user_id: 'BR.NEW2',
+        type: 'system',
+        system: { type: 'user_changed_user_id', previous_user_id: 'BR.OLD2' },
+      },
+      receivedAt,
+    );
+    expect(idChange).toMatchObject({
+      ok: true,
+      row: { change: { old: { waId: null, userId: 'BR.OLD2' }, new: { userId: 'BR.NEW2' } } },
+    });
+    const otherSystem = inboundMessageRow(
+      {
+        id: 'wamid.s3',
+        from: '551100',
+        type: 'system',
+        system: { type: 'customer_identity_changed' },
+      },
+      receivedAt,
+    );
+    expect(otherSystem).toMatchObject({ ok: true, row: { change: undefined } });
+  });
+
+  it('gives each identity its latest time, never past the arrival, and its profile', () => {
+    const row = (waId: string | null, userId: string | null, at: Date): InboundMessageRow => ({
       wamid: `w${at.getTime()}`,
-      contact,
+      address: (waId ?? userId)!,
+      waId,
+      userId,
+      parentUserId: null,
       type: 'text',
       body: '{}',
       sentAt: at,
@@ -83,17 +151,48 @@ describe('inbound rows', () => {
     const late = new Date(receivedAt.getTime() - 1000);
     const ahead = new Date(receivedAt.getTime() + 3_600_000);
     expect(
-      contactRows(
-        [row('1', early), row('1', late), row('2', ahead)],
+      identityRows(
         [
-          { wa_id: '1', user_id: 'BR.1', profile: { name: 'Ana' } },
+          row('1', null, early),
+          row('1', null, late),
+          row('2', null, ahead),
+          row(null, 'BR.X', early),
+        ],
+        [
+          { wa_id: '1', user_id: 'BR.1', parent_user_id: 'BR.P', profile: { name: 'Ana' } },
+          { user_id: 'BR.X', profile: { name: 'Hidden', username: 'hidden_one' } },
           { wa_id: '9', profile: { name: 'Nobody' } },
         ],
         receivedAt,
       ),
     ).toEqual([
-      { waId: '1', userId: 'BR.1', name: 'Ana', lastInboundAt: late },
-      { waId: '2', userId: null, name: null, lastInboundAt: receivedAt },
+      {
+        key: '1|BR.1',
+        waId: '1',
+        userId: 'BR.1',
+        parentUserId: 'BR.P',
+        username: null,
+        name: 'Ana',
+        lastInboundAt: late,
+      },
+      {
+        key: '2|',
+        waId: '2',
+        userId: null,
+        parentUserId: null,
+        username: null,
+        name: null,
+        lastInboundAt: receivedAt,
+      },
+      {
+        key: '|BR.X',
+        waId: null,
+        userId: 'BR.X',
+        parentUserId: null,
+        username: 'hidden_one',
+        name: 'Hidden',
+        lastInboundAt: early,
+      },
     ]);
   });
 
@@ -102,6 +201,7 @@ describe('inbound rows', () => {
       { id: 'w1', status: 'read', recipient_id: '55' },
       { id: 'w1', status: 'delivered', recipient_id: '55' },
       { id: 'w2', status: 'failed', errors: [{ code: 131047 }] },
+      { id: 'w4', status: 'delivered', recipient_user_id: 'BR.9' },
       { id: 'w3', status: 'deleted' },
       null,
     ]);
@@ -109,6 +209,7 @@ describe('inbound rows', () => {
     expect(rows).toEqual([
       { wamid: 'w1', recipient: '55', status: 'read', errors: null },
       { wamid: 'w2', recipient: '', status: 'failed', errors: '[{"code":131047}]' },
+      { wamid: 'w4', recipient: 'BR.9', status: 'delivered', errors: null },
     ]);
   });
 });

@@ -1,11 +1,22 @@
-import type { InboundMessage, InboundStatus } from '../platform/webhook-payload.js';
+import type { InboundContact, InboundMessage, InboundStatus } from '../platform/webhook-payload.js';
+import {
+  identityKey,
+  type Identity,
+  type IdentityChange,
+  type IdentityRow,
+} from '../messages/contact-identity.js';
+
+export type { Identity, IdentityChange, IdentityRow };
 
 /** Column widths of the rows written (see the migrations). */
 const MAX_WAMID = 256;
-const MAX_CONTACT = 32;
+const MAX_WA_ID = 32;
 const MAX_TYPE = 32;
 const MAX_USER_ID = 128;
 const MAX_NAME = 256;
+
+/** System messages that announce a new number or user id for a contact. */
+const IDENTITY_CHANGES = new Set(['user_changed_number', 'user_changed_user_id']);
 
 /** A platform timestamp is believed between these bounds; otherwise the arrival time stands in. */
 const EARLIEST_TIMESTAMP_MS = Date.UTC(2009, 0, 1);
@@ -19,14 +30,18 @@ export const STATUS_RANK: Readonly<Record<string, number>> = {
   failed: 4,
 };
 
-export interface InboundMessageRow {
+export interface InboundMessageRow extends Identity {
   wamid: string;
-  contact: string;
+  /** The sender as the message names it: the number, or the user id when the number is hidden. */
+  address: string;
+  parentUserId: string | null;
   type: string;
   /** The platform's message object as JSON, made storable. */
   body: string;
   /** The platform's timestamp, or the arrival time when it is unusable. */
   sentAt: Date;
+  /** Set on a system message that changes the sender's number or user id. */
+  change?: IdentityChange;
 }
 
 export interface StatusRow {
@@ -85,8 +100,9 @@ export function messageTime(timestamp: unknown, receivedAt: Date): Date {
 }
 
 /**
- * A message as it can be stored: one with no usable id or sender cannot be
- * (skipped and counted); any other bad field gets a safe value.
+ * A message as it can be stored: one with no usable id or sender (neither a
+ * number nor a user id) cannot be (skipped and counted); any other bad field
+ * gets a safe value.
  */
 export function inboundMessageRow(message: unknown, receivedAt: Date): Parsed<InboundMessageRow> {
   if (typeof message !== 'object' || message === null)
@@ -94,68 +110,102 @@ export function inboundMessageRow(message: unknown, receivedAt: Date): Parsed<In
   const raw = message as Partial<InboundMessage>;
   const wamid = cleanText(raw.id, MAX_WAMID);
   if (!wamid) return { ok: false, reason: 'no usable id' };
-  const contact = cleanText(raw.from, MAX_CONTACT);
-  if (!contact) return { ok: false, reason: 'no usable sender' };
+  const waId = cleanText(raw.from, MAX_WA_ID);
+  const userId = cleanText(raw.from_user_id, MAX_USER_ID);
+  if (!waId && !userId) return { ok: false, reason: 'no usable sender' };
+  const type = cleanText(raw.type, MAX_TYPE) ?? 'unknown';
   return {
     ok: true,
     row: {
       wamid,
-      contact,
-      type: cleanText(raw.type, MAX_TYPE) ?? 'unknown',
+      address: (waId ?? userId)!,
+      waId,
+      userId,
+      parentUserId: cleanText(raw.from_parent_user_id, MAX_USER_ID),
+      type,
       body: storableJson(message),
       sentAt: messageTime(raw.timestamp, receivedAt),
+      change: type === 'system' ? identityChange(raw, waId, userId) : undefined,
     },
   };
+}
+
+/** The keys a `user_changed_number` or `user_changed_user_id` system message moves a contact to. */
+function identityChange(
+  message: Partial<InboundMessage>,
+  waId: string | null,
+  userId: string | null,
+): IdentityChange | undefined {
+  const system = message.system;
+  if (!system || !IDENTITY_CHANGES.has(String(system.type))) return undefined;
+  const previousUserId = cleanText(system.previous_user_id, MAX_USER_ID);
+  const change: IdentityChange = {
+    old: { waId, userId: previousUserId },
+    new: {
+      waId: system.type === 'user_changed_number' ? cleanText(system.wa_id, MAX_WA_ID) : null,
+      // The new id is named in the system object, or is the one the message comes from.
+      userId: cleanText(system.user_id, MAX_USER_ID) ?? (userId !== previousUserId ? userId : null),
+      parentUserId: cleanText(system.parent_user_id, MAX_USER_ID),
+    },
+  };
+  return change.new.waId || change.new.userId ? change : undefined;
 }
 
 /** The least a message can be stored with when its object itself cannot be. */
 export function fallbackBody(row: InboundMessageRow): string {
   return JSON.stringify({
     id: row.wamid,
-    from: row.contact,
+    ...(row.waId ? { from: row.waId } : {}),
+    ...(row.userId ? { from_user_id: row.userId } : {}),
     type: row.type,
     timestamp: String(Math.floor(row.sentAt.getTime() / 1000)),
     unstorable: true,
   });
 }
 
-export interface ContactRow {
-  waId: string;
-  userId: string | null;
-  name: string | null;
-  /** The latest message time (capped at its arrival): it opens the service window. */
-  lastInboundAt: Date;
-}
-
-/** One row per contact of the delivery's messages, with its latest time and its profile. */
-export function contactRows(
+/**
+ * Completes each message's identity from the delivery's `contacts[]` (the
+ * user id of a number, the profile) and returns one row per identity.
+ */
+export function identityRows(
   messages: InboundMessageRow[],
-  profiles: ReadonlyArray<{ wa_id?: unknown; user_id?: unknown; profile?: { name?: unknown } }>,
+  profiles: ReadonlyArray<InboundContact | null>,
   receivedAt: Date,
-): ContactRow[] {
-  const byWaId = new Map<string, ContactRow>();
+): IdentityRow[] {
+  const profileOf = (message: InboundMessageRow): InboundContact | undefined =>
+    profiles.find(
+      (profile) =>
+        profile !== null &&
+        ((message.waId !== null && profile.wa_id === message.waId) ||
+          (message.userId !== null && profile.user_id === message.userId)),
+    ) ?? undefined;
+  const byKey = new Map<string, IdentityRow>();
   for (const message of messages) {
+    const profile = profileOf(message);
+    message.userId ??= cleanText(profile?.user_id, MAX_USER_ID);
+    message.parentUserId ??= cleanText(profile?.parent_user_id, MAX_USER_ID);
+    const key = identityKey(message);
     // Never later than the arrival: a clock far ahead must not hold the window open.
-    const at = new Date(Math.min(message.sentAt.getTime(), receivedAt.getTime()));
-    const known = byWaId.get(message.contact);
-    if (!known) {
-      byWaId.set(message.contact, {
-        waId: message.contact,
-        userId: null,
-        name: null,
-        lastInboundAt: at,
-      });
-    } else if (at > known.lastInboundAt) {
-      known.lastInboundAt = at;
+    const at =
+      message.type === 'system'
+        ? null
+        : new Date(Math.min(message.sentAt.getTime(), receivedAt.getTime()));
+    const known = byKey.get(key);
+    if (known) {
+      if (at && (!known.lastInboundAt || at > known.lastInboundAt)) known.lastInboundAt = at;
+      continue;
     }
+    byKey.set(key, {
+      key,
+      waId: message.waId,
+      userId: message.userId,
+      parentUserId: message.parentUserId,
+      username: fitText(profile?.profile?.username, MAX_NAME),
+      name: fitText(profile?.profile?.name, MAX_NAME),
+      lastInboundAt: at,
+    });
   }
-  for (const profile of profiles) {
-    const contact = typeof profile?.wa_id === 'string' ? byWaId.get(profile.wa_id) : undefined;
-    if (!contact) continue;
-    contact.userId = fitText(profile.user_id, MAX_USER_ID) ?? contact.userId;
-    contact.name = fitText(profile.profile?.name, MAX_NAME) ?? contact.name;
-  }
-  return [...byWaId.values()];
+  return [...byKey.values()];
 }
 
 /**
@@ -177,7 +227,10 @@ export function statusRows(statuses: ReadonlyArray<Partial<InboundStatus> | null
     }
     const row: StatusRow = {
       wamid,
-      recipient: cleanText(status?.recipient_id, MAX_CONTACT) ?? '',
+      recipient:
+        cleanText(status?.recipient_id, MAX_WA_ID) ??
+        cleanText(status?.recipient_user_id, MAX_USER_ID) ??
+        '',
       status: state,
       errors: Array.isArray(status?.errors) ? storableJson(status.errors) : null,
     };

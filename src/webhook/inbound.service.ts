@@ -5,6 +5,8 @@ import { ContactBuffer } from '../agent/contact-buffer.service.js';
 import { rows, sqlState } from '../database/sql.js';
 import type { Instance } from '../instances/entities/instance.entity.js';
 import { InstancesService } from '../instances/instances.service.js';
+import { identityKey } from '../messages/contact-identity.js';
+import { MessagesService } from '../messages/messages.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import type {
   MessagesValue,
@@ -13,9 +15,9 @@ import type {
 } from '../platform/webhook-payload.js';
 import {
   STATUS_RANK,
-  contactRows,
   fallbackBody,
   fitText,
+  identityRows,
   inboundMessageRow,
   messageTime,
   statusRows,
@@ -63,6 +65,7 @@ export class InboundService {
     private readonly instances: InstancesService,
     @InjectDataSource() private readonly db: DataSource,
     private readonly buffer: ContactBuffer,
+    private readonly messageStore: MessagesService,
     private readonly metrics: MetricsService,
   ) {}
 
@@ -76,20 +79,15 @@ export class InboundService {
       unrouted: 0,
       inactive: 0,
     };
-    const contacts = new Map<string, { instanceId: string; contact: string }>();
+    const contacts = new Map<string, { instanceId: string; contactId: string }>();
     for (const entry of Array.isArray(envelope.entry) ? envelope.entry : []) {
       for (const change of Array.isArray(entry?.changes) ? entry.changes : []) {
         if (change?.field === 'messages' && change.value) {
           const instance = await this.routedInstance(change.value, result);
           if (!instance) continue;
-          for (const contact of await this.storeMessages(
-            instance,
-            change.value,
-            receivedAt,
-            result,
-          )) {
-            contacts.set(`${instance.id}:${contact}`, { instanceId: instance.id, contact });
-          }
+          const stored = await this.storeMessages(instance, change.value, receivedAt, result);
+          for (const contactId of stored)
+            contacts.set(contactId, { instanceId: instance.id, contactId });
           await this.applyStatuses(instance, change.value, result);
         } else if (change?.field === 'message_template_status_update' && change.value) {
           await this.storeTemplateEvent(entry.id, entry.time, change.value, receivedAt, result);
@@ -105,8 +103,8 @@ export class InboundService {
       }
     }
     // One flush per contact, however many of its messages this delivery held.
-    for (const { instanceId, contact } of contacts.values()) {
-      await this.buffer.schedule(instanceId, contact);
+    for (const { instanceId, contactId } of contacts.values()) {
+      await this.buffer.schedule(instanceId, contactId);
     }
     return result;
   }
@@ -134,8 +132,9 @@ export class InboundService {
   }
 
   /**
-   * Stores the change's messages (new ones only) and updates their contacts;
-   * returns the contacts the messages came from.
+   * Stores the change's messages (new ones only), after finding the contact
+   * of each (created, linked or re-keyed as the delivery says); returns the
+   * contacts the messages came from.
    */
   private async storeMessages(
     instance: Instance,
@@ -157,30 +156,36 @@ export class InboundService {
       );
     }
     if (messages.length === 0) return [];
-    const stored = await this.insertMessages(instance, messages, receivedAt);
+    const contactIds = await this.contactsOf(instance, messages, value.contacts, receivedAt);
+    const stored = await this.insertMessages(instance, messages, contactIds, receivedAt);
     result.stored += stored;
     result.duplicates += messages.length - stored;
-    // For every message, new or re-sent: the contact's time only moves forward.
-    const profiles = Array.isArray(value.contacts) ? value.contacts : [];
-    const contacts = contactRows(messages, profiles, receivedAt);
-    await this.db.query(
-      `INSERT INTO contacts (instance_id, wa_id, user_id, name, last_inbound_at)
-       SELECT $1, c.wa_id, c.user_id, c.name, c.at
-       FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[]) AS c(wa_id, user_id, name, at)
-       ON CONFLICT (instance_id, wa_id) DO UPDATE SET
-         user_id = COALESCE(EXCLUDED.user_id, contacts.user_id),
-         name = COALESCE(EXCLUDED.name, contacts.name),
-         last_inbound_at = GREATEST(contacts.last_inbound_at, EXCLUDED.last_inbound_at),
-         updated_at = now()`,
-      [
-        instance.id,
-        contacts.map((c) => c.waId),
-        contacts.map((c) => c.userId),
-        contacts.map((c) => c.name),
-        contacts.map((c) => c.lastInboundAt),
-      ],
-    );
-    return contacts.map((c) => c.waId);
+    return [...new Set(contactIds)];
+  }
+
+  /**
+   * The contact of each message, in order. Identity changes (system
+   * messages) are applied first, so the delivery's other messages find the
+   * contact under its new keys; for every message, new or re-sent, the
+   * contact's profile and last inbound time only move forward.
+   */
+  private async contactsOf(
+    instance: Instance,
+    messages: InboundMessageRow[],
+    profiles: MessagesValue['contacts'],
+    receivedAt: Date,
+  ): Promise<string[]> {
+    const rekeyed = new Map<InboundMessageRow, string>();
+    for (const message of messages) {
+      if (!message.change) continue;
+      const contactId = await this.messageStore.rekeyContact(instance.id, message.change);
+      if (contactId) rekeyed.set(message, contactId);
+      else Object.assign(message, message.change.new); // unknown before: known by its new keys
+    }
+    const others = messages.filter((message) => !rekeyed.has(message));
+    const identities = identityRows(others, Array.isArray(profiles) ? profiles : [], receivedAt);
+    const resolved = await this.messageStore.resolveContacts(instance.id, identities);
+    return messages.map((message) => rekeyed.get(message) ?? resolved.get(identityKey(message))!);
   }
 
   /**
@@ -191,17 +196,23 @@ export class InboundService {
   private async insertMessages(
     instance: Instance,
     messages: InboundMessageRow[],
+    contactIds: string[],
     receivedAt: Date,
   ): Promise<number> {
     try {
-      return await this.insertMessageRows(instance, messages, receivedAt);
+      return await this.insertMessageRows(instance, messages, contactIds, receivedAt);
     } catch (error) {
       if (!isDataError(error)) throw error;
     }
     let stored = 0;
-    for (const message of messages) {
+    for (const [index, message] of messages.entries()) {
       try {
-        stored += await this.insertMessageRows(instance, [message], receivedAt);
+        stored += await this.insertMessageRows(
+          instance,
+          [message],
+          [contactIds[index]],
+          receivedAt,
+        );
       } catch (error) {
         if (!isDataError(error)) throw error;
         this.logger.warn(
@@ -211,6 +222,7 @@ export class InboundService {
         stored += await this.insertMessageRows(
           instance,
           [{ ...message, body: fallbackBody(message) }],
+          [contactIds[index]],
           receivedAt,
         );
       }
@@ -221,15 +233,17 @@ export class InboundService {
   private async insertMessageRows(
     instance: Instance,
     messages: InboundMessageRow[],
+    contactIds: string[],
     receivedAt: Date,
   ): Promise<number> {
     const inserted = await rows<{ wamid: string }>(
       this.db,
-      `INSERT INTO messages
-         (instance_id, wamid, direction, contact, type, body, status, created_at, received_at, awaiting_turn)
-       SELECT $1, m.wamid, 'inbound', m.contact, m.type, m.body, 'received', m.sent_at, $2, $3
-       FROM unnest($4::text[], $5::text[], $6::text[], $7::jsonb[], $8::timestamptz[])
-         WITH ORDINALITY AS m(wamid, contact, type, body, sent_at, n)
+      `INSERT INTO messages (instance_id, wamid, direction, contact, contact_id, type, body,
+         status, created_at, received_at, awaiting_turn)
+       SELECT $1, m.wamid, 'inbound', m.contact, m.contact_id, m.type, m.body, 'received',
+         m.sent_at, $2, $3 AND m.type <> 'system'
+       FROM unnest($4::text[], $5::text[], $6::uuid[], $7::text[], $8::jsonb[], $9::timestamptz[])
+         WITH ORDINALITY AS m(wamid, contact, contact_id, type, body, sent_at, n)
        ORDER BY m.n
        ON CONFLICT (wamid) DO NOTHING
        RETURNING wamid`,
@@ -238,7 +252,8 @@ export class InboundService {
         receivedAt,
         this.buffer.enabled,
         messages.map((m) => m.wamid),
-        messages.map((m) => m.contact),
+        messages.map((m) => m.address),
+        contactIds,
         messages.map((m) => m.type),
         messages.map((m) => m.body),
         messages.map((m) => m.sentAt),

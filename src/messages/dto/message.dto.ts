@@ -1,11 +1,31 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { Message } from '../entities/message.entity.js';
+import type { StoredMessage } from '../messages.service.js';
 
 export class MessageDto {
   @ApiProperty() wamid: string;
   @ApiProperty({ format: 'uuid' }) instance_id: string;
   @ApiProperty({ enum: ['outbound', 'inbound'] }) direction: string;
-  @ApiProperty({ description: "The other party's wa_id" }) contact: string;
+  @ApiProperty({
+    description:
+      "The other party's address as the message named it: its number, or its business-scoped " +
+      'user id when the number is hidden',
+    example: '5511999990000',
+  })
+  contact: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The contact's number, when known",
+    example: '5511999990000',
+  })
+  wa_id: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The contact's business-scoped user id, when known",
+    example: 'BR.1234567890ABCDEF',
+  })
+  user_id: string | null;
   @ApiProperty({ example: 'text' }) type: string;
   @ApiProperty({ enum: ['sent', 'delivered', 'read', 'failed', 'received'] }) status: string;
   @ApiProperty({ nullable: true, type: 'array', items: { type: 'object' } })
@@ -13,12 +33,14 @@ export class MessageDto {
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
 
-  static from(message: Message): MessageDto {
+  static from(message: StoredMessage): MessageDto {
     return {
       wamid: message.wamid,
       instance_id: message.instance_id,
       direction: message.direction,
       contact: message.contact,
+      wa_id: message.contact_wa_id,
+      user_id: message.contact_user_id,
       type: message.type,
       status: message.status,
       errors: message.errors,

@@ -27,9 +27,13 @@ export class Message {
   @Column({ type: 'varchar', length: 8 })
   direction: MessageDirection;
 
-  /** The other party's wa_id. */
-  @Column({ type: 'varchar', length: 32 })
+  /** The other party's address as the message named it: a number, or a business-scoped user id. */
+  @Column({ type: 'varchar', length: 128 })
   contact: string;
+
+  /** The other party (null on a status that arrived before its send was stored). */
+  @Column({ type: 'uuid', nullable: true })
+  contact_id: string | null;
 
   @Column({ type: 'varchar', length: 32 })
   type: string;
@@ -44,6 +48,22 @@ export class Message {
   @Column({ type: 'jsonb', nullable: true })
   errors: unknown[] | null;
 
+  /** The turn that gave it to the agent (inbound). */
+  @Column({ type: 'uuid', nullable: true })
+  turn_id: string | null;
+
+  /** Inbound and not yet in a turn. */
+  @Column({ type: 'boolean', default: false })
+  awaiting_turn: boolean;
+
+  /** When it reached the webhook; with `seq`, orders messages of the same second. */
+  @Column({ type: 'timestamptz' })
+  received_at: Date;
+
+  @Column({ type: 'bigint', generated: 'identity', generatedIdentity: 'BY DEFAULT' })
+  seq: string;
+
+  /** Inbound: the platform's timestamp. Outbound: when it was stored. */
   @CreateDateColumn({ type: 'timestamptz' })
   created_at: Date;
 

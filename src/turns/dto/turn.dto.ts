@@ -6,9 +6,9 @@ import {
   TURN_STATES,
   type PartState,
   type TurnPartRow,
-  type TurnRow,
   type TurnState,
 } from '../turn-states.js';
+import type { TurnWithContact } from '../turn.store.js';
 
 const iso = (date: Date | null): string | null => (date ? date.toISOString() : null);
 
@@ -41,11 +41,21 @@ export class TurnPartDto {
   }
 }
 
+/** Who a turn is with: the contact's keys (either may be null) and profile. */
+export class TurnContactDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ type: String, nullable: true, example: '5511999990000' }) wa_id: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'BR.1234567890ABCDEF' })
+  user_id: string | null;
+  @ApiProperty({ type: String, nullable: true }) username: string | null;
+  @ApiProperty({ type: String, nullable: true }) name: string | null;
+}
+
 /** A turn: a contact's messages given to the agent, and its answer's parts. */
 export class TurnDto {
   @ApiProperty({ format: 'uuid', description: 'Also the agent payload’s batch_id' }) id: string;
   @ApiProperty({ format: 'uuid' }) instance_id: string;
-  @ApiProperty({ example: '5511999990000' }) contact: string;
+  @ApiProperty({ type: TurnContactDto }) contact: TurnContactDto;
   @ApiProperty({ enum: TURN_STATES }) status: TurnState;
   @ApiProperty({ description: 'Agent calls made' }) attempts: number;
   @ApiProperty({ type: String, nullable: true }) last_error: string | null;
@@ -63,11 +73,17 @@ export class TurnDto {
   @ApiProperty({ format: 'date-time' }) updated_at: string;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) completed_at: string | null;
 
-  static from(turn: TurnRow, messageIds: string[], parts: TurnPartRow[]): TurnDto {
+  static from(turn: TurnWithContact, messageIds: string[], parts: TurnPartRow[]): TurnDto {
     return {
       id: turn.id,
       instance_id: turn.instance_id,
-      contact: turn.contact,
+      contact: {
+        id: turn.contact_id,
+        wa_id: turn.contact_wa_id,
+        user_id: turn.contact_user_id,
+        username: turn.contact_username,
+        name: turn.contact_name,
+      },
       status: turn.status,
       attempts: turn.attempts,
       last_error: turn.last_error,
@@ -103,9 +119,14 @@ export class ListTurnsQueryDto {
   @IsUUID('all', { message: 'must be a UUID' })
   instance_id?: string;
 
-  @ApiPropertyOptional({ description: "The contact's wa_id", example: '5511999990000' })
+  @ApiPropertyOptional({
+    description: "The contact's number (wa_id) or user id",
+    example: '5511999990000',
+  })
   @IsOptional()
-  @Matches(/^\d{1,32}$/, { message: 'must be a wa_id (digits)' })
+  @Matches(/^(\d{1,32}|[A-Z]{2}\.[A-Za-z0-9._-]{1,125})$/, {
+    message: 'must be a number (digits) or a user id like BR.1234567890ABCDEF',
+  })
   contact?: string;
 
   @ApiPropertyOptional({ description: 'next_cursor of the previous page' })
