@@ -7,7 +7,7 @@ import { AuthModule } from './auth/auth.module.js';
 import { PublicOnlyGuard } from './auth/public-only.guard.js';
 import { AllExceptionsFilter } from './common/all-exceptions.filter.js';
 import { loggerOptions } from './common/logger.options.js';
-import { createValidationPipe } from './common/validation.js';
+import { AppValidationPipe } from './common/validation.js';
 import { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { CryptoModule } from './crypto/crypto.module.js';
@@ -60,7 +60,7 @@ export class AppModule {
       imports,
       providers: [
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
-        { provide: APP_PIPE, useFactory: createValidationPipe },
+        { provide: APP_PIPE, useClass: AppValidationPipe },
         // The API's guard comes with AuthModule; a worker still denies by default.
         ...(config.runsHttpApi ? [] : [{ provide: APP_GUARD, useClass: PublicOnlyGuard }]),
       ],

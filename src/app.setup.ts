@@ -7,11 +7,12 @@ import { serveQueueDashboard } from './admin/queue-dashboard.js';
 import { serveOpenApi } from './common/openapi.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './common/request-id.js';
+import type { RouteLimits } from './common/route-limits.js';
 import type { AppConfig } from './config/app-config.js';
 import { MAX_UPLOAD_BYTES } from './media/media-limits.js';
 
-/** Largest JSON body: webhook deliveries run up to 3 MB. */
-export const BODY_LIMIT_BYTES = 5 * 1024 * 1024;
+/** Largest request body of any route that does not say otherwise (every JSON route fits). */
+export const BODY_LIMIT_BYTES = 64 * 1024;
 
 const draining = new WeakSet<NestFastifyApplication>();
 
@@ -46,6 +47,8 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   const routes: ServedRoute[] = [];
   adapter.getInstance().addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) routes.push({ method, url: route.url });
+    const limits = route.config as RouteLimits | undefined;
+    if (limits?.bodyLimit) route.bodyLimit = limits.bodyLimit;
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     bufferLogs: true,

@@ -97,7 +97,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
           code: error.code,
           err: { type: cause.name, message: cause.message, stack: cause.stack },
         },
-        `${request.method} ${request.url} failed: ${error.code}`,
+        `${request.method} ${request.url.split('?')[0]} failed: ${error.code}`,
       );
     }
 

@@ -1,5 +1,12 @@
-import { ValidationPipe, type ValidationError } from '@nestjs/common';
+import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
+import { getMetadataStorage } from 'class-validator';
 import { AppException, type FieldError } from './app.exception.js';
+
+/** Deepest JSON a request body may nest (no route needs more than a few levels). */
+export const MAX_BODY_DEPTH = 32;
+
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
 function flatten(errors: ValidationError[], parent = ''): FieldError[] {
   return errors.flatMap((error) => {
@@ -17,14 +24,88 @@ export function validationFailed(errors: ValidationError[]): AppException {
   return AppException.validation(flatten(errors));
 }
 
-export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
-    whitelist: true,
-    forbidNonWhitelisted: true,
-    transform: true,
-    // One message per field: the first rule it breaks.
-    stopAtFirstError: true,
-    validationError: { target: false, value: false },
-    exceptionFactory: validationFailed,
-  });
+/** A path parameter or query value with a control character (NUL…) is refused, never passed on. */
+function assertPrintable(value: unknown, field: string | undefined): void {
+  const fields =
+    typeof value === 'string'
+      ? [[field ?? 'value', value] as const]
+      : value && typeof value === 'object'
+        ? Object.entries(value as Record<string, unknown>).flatMap(([key, item]) =>
+            (Array.isArray(item) ? item : [item]).map((one) => [key, one] as const),
+          )
+        : [];
+  const bad = fields.filter(
+    ([key, item]) =>
+      CONTROL_CHARACTER.test(key) || (typeof item === 'string' && CONTROL_CHARACTER.test(item)),
+  );
+  if (bad.length > 0) {
+    throw AppException.validation(
+      bad.map(([key]) => ({
+        field: key.replace(CONTROL_CHARACTER, '?'),
+        message: 'contains a control character',
+      })),
+    );
+  }
+}
+
+/** Refuses a body nested deeper than MAX_BODY_DEPTH, without recursion (so without a stack to overflow). */
+function assertShallow(value: unknown): void {
+  const pending: Array<[unknown, number]> = [[value, 1]];
+  while (pending.length > 0) {
+    const [item, depth] = pending.pop()!;
+    if (item === null || typeof item !== 'object') continue;
+    if (depth > MAX_BODY_DEPTH) {
+      throw AppException.validation([
+        { field: 'body', message: `is nested more than ${MAX_BODY_DEPTH} levels deep` },
+      ]);
+    }
+    for (const child of Object.values(item)) pending.push([child, depth + 1]);
+  }
+}
+
+/** Refuses unknown top-level fields before the body is converted (which walks all of it). */
+function assertKnownFields(value: unknown, metatype: ArgumentMetadata['metatype']): void {
+  if (!metatype || !value || typeof value !== 'object' || Array.isArray(value)) return;
+  const known = new Set(
+    getMetadataStorage()
+      .getTargetValidationMetadatas(metatype, '', true, false)
+      .map((rule) => rule.propertyName),
+  );
+  if (known.size === 0) return;
+  const unknown = Object.keys(value).filter((key) => !known.has(key));
+  if (unknown.length > 0) {
+    throw AppException.validation(
+      unknown.map((field) => ({ field, message: 'is not an accepted field' })),
+    );
+  }
+}
+
+/**
+ * The one global pipe: class-validator with whitelist, forbidNonWhitelisted
+ * and transform, after cheap checks that keep hostile input away from the
+ * deep conversion: control characters in path and query values, bodies
+ * nested too deeply, unknown top-level fields.
+ */
+export class AppValidationPipe extends ValidationPipe {
+  constructor() {
+    super({
+      whitelist: true,
+      forbidNonWhitelisted: true,
+      transform: true,
+      // One message per field: the first rule it breaks.
+      stopAtFirstError: true,
+      validationError: { target: false, value: false },
+      exceptionFactory: validationFailed,
+    });
+  }
+
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'param' || metadata.type === 'query') {
+      assertPrintable(value, metadata.data);
+    } else if (metadata.type === 'body') {
+      assertShallow(value);
+      assertKnownFields(value, metadata.metatype);
+    }
+    return super.transform(value, metadata) as Promise<unknown>;
+  }
 }

@@ -17,6 +17,12 @@ import { ApiKeyAuth, InstanceFromForm } from '../common/public.decorator.js';
 import type { Instance } from '../instances/entities/instance.entity.js';
 import { MediaService } from './media.service.js';
 
+/**
+ * How much of a refused upload is read and thrown away before answering:
+ * more than any type's limit but a document's, plus the form around it.
+ */
+const DISCARD_LIMIT_BYTES = 20 * 1024 * 1024;
+
 export class MediaIdDto {
   @ApiProperty({ example: '1013859600285441', description: 'Use as media.id in /send/*' })
   id: string;
@@ -53,8 +59,9 @@ export class MediaController {
     try {
       return { id: await this.media.upload(request) };
     } catch (error) {
-      // The client may still be sending a body we will not read: end the connection after answering.
-      if (error instanceof AppException && error.status === 413) {
+      // The client may still be sending the body: read it to its end (up to a
+      // bound), so it reads the answer instead of a broken connection.
+      if (!(await this.media.discardRest(request, DISCARD_LIMIT_BYTES))) {
         void reply.header('connection', 'close');
       }
       throw error;

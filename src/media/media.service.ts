@@ -17,6 +17,14 @@ import {
 /** Room for the form's other fields and part headers around the file. */
 const MULTIPART_OVERHEAD_BYTES = 16 * 1024;
 
+/** A multipart body that breaks off or does not parse is the client's error: 400. */
+function malformed(error: unknown): AppException {
+  if (error instanceof AppException) return error;
+  return AppException.validation([
+    { field: 'body', message: 'is not a complete multipart/form-data body' },
+  ]);
+}
+
 /** Passes the file on chunk by chunk, stopping with 413 once it is over its limit. */
 async function* limited(
   file: AsyncIterable<Buffer> & { truncated?: boolean },
@@ -24,10 +32,14 @@ async function* limited(
   category: string,
 ): AsyncGenerator<Buffer> {
   let total = 0;
-  for await (const chunk of file) {
-    total += chunk.length;
-    if (total > maxBytes) throw tooLarge(category, maxBytes);
-    yield chunk;
+  try {
+    for await (const chunk of file) {
+      total += chunk.length;
+      if (total > maxBytes) throw tooLarge(category, maxBytes);
+      yield chunk;
+    }
+  } catch (error) {
+    throw malformed(error);
   }
   if (file.truncated) throw tooLarge(category, maxBytes);
 }
@@ -64,7 +76,9 @@ export class MediaService {
     if (declared > MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD_BYTES) {
       throw tooLarge('document', MAX_UPLOAD_BYTES);
     }
-    const part = await request.file();
+    const part = await request.file().catch((error: unknown) => {
+      throw malformed(error);
+    });
     if (!part) throw AppException.validation([{ field: 'file', message: 'is required' }]);
     try {
       const field = part.fields.instance_id;
@@ -93,11 +107,39 @@ export class MediaService {
         },
       );
     } finally {
-      // Whatever happened, let the rest of the body flow past, so the request
-      // completes and the connection is not left half-read.
+      // Whatever happened, let the rest of the file flow past the parser.
       part.file.resume();
-      request.raw.resume();
     }
+  }
+
+  /**
+   * Reads and discards what is left of a refused upload, up to `maxBytes`, so
+   * its answer reaches a client that is still sending; false when the body
+   * is longer than that (the caller answers and closes the connection).
+   */
+  async discardRest(request: FastifyRequest, maxBytes: number): Promise<boolean> {
+    const raw = request.raw;
+    if (raw.complete || raw.readableEnded) return true;
+    if (Number(request.headers['content-length']) > maxBytes) return false;
+    return new Promise((resolve) => {
+      let seen = 0;
+      const done = (drained: boolean) => {
+        raw.off('data', count);
+        raw.off('end', ended);
+        raw.off('error', failed);
+        resolve(drained);
+      };
+      const count = (chunk: Buffer) => {
+        seen += chunk.length;
+        if (seen > maxBytes) done(false);
+      };
+      const ended = () => done(true);
+      const failed = () => done(false);
+      raw.on('data', count);
+      raw.once('end', ended);
+      raw.once('error', failed);
+      raw.resume();
+    });
   }
 
   download(instance: Instance, mediaId: string): Promise<MediaDownload> {

@@ -1,9 +1,14 @@
 import { Controller, Get, Headers, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
 import type { RawBodyRequest } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiOkResponse, ApiProduces, ApiProperty, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RouteLimits } from '../common/route-limits.js';
 import { Public } from '../common/public.decorator.js';
 import { WebhookService } from './webhook.service.js';
+
+/** The platform sends up to 3 MB (1,000 updates) in one delivery. */
+export const WEBHOOK_BODY_LIMIT_BYTES = 5 * 1024 * 1024;
 
 export class WebhookAckDto {
   @ApiProperty({ example: 'ok' }) status: 'ok';
@@ -28,6 +33,7 @@ export class WebhookController {
   }
 
   @Post()
+  @RouteConfig({ bodyLimit: WEBHOOK_BODY_LIMIT_BYTES } satisfies RouteLimits)
   @HttpCode(200)
   @ApiOkResponse({ type: WebhookAckDto })
   async receive(
