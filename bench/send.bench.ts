@@ -23,6 +23,7 @@ export async function benchSend(durationSeconds: number): Promise<BenchResult> {
   const platform = await startZeroLatencyPlatform();
   const env = testEnvironment({
     NODE_ENV: 'production',
+    METRICS_TOKEN: 'bench-metrics-token-0123456789',
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     HOST: '127.0.0.1',
     PORT: String(await freePort()),
@@ -30,6 +31,9 @@ export async function benchSend(durationSeconds: number): Promise<BenchResult> {
     PLATFORM_API_URL: platform.url,
     // Pacing still runs (one Redis call per send) but never holds a send back here.
     PLATFORM_SEND_RATE: '1000000',
+    // One key drives the whole load here: lift its own rate limit too.
+    API_KEY_RATE_LIMIT: '1000000',
+    API_KEY_RATE_BURST: '1000000',
   }) as Record<string, string>;
   const service = await startService(env);
   try {

@@ -46,6 +46,7 @@ export async function benchWebhook(durationSeconds: number): Promise<BenchResult
   const agent = await startCountingAgent();
   const shared = testEnvironment({
     NODE_ENV: 'production',
+    METRICS_TOKEN: 'bench-metrics-token-0123456789',
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     HOST: '127.0.0.1',
     DATABASE_URL: db.url,

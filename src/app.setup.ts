@@ -39,7 +39,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: requestIdFor,
     requestIdHeader: false,
-    trustProxy: config.TRUST_PROXY,
+    trustProxy: config.TRUST_PROXY.length > 0 ? config.TRUST_PROXY : false,
     return503OnClosing: true,
     // Uploads are streamed (POST /media/upload), one file per request.
     multipart: { limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 5, parts: 6 } },

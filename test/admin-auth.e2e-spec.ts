@@ -1,3 +1,4 @@
+import { credentialsStamp } from '../src/auth/jwt.strategy.js';
 import { createHmac } from 'node:crypto';
 import type { FakePlatform } from './support/fake-platform.js';
 import {
@@ -98,23 +99,26 @@ describe('admin authentication', () => {
   it('refuses an expired token, a token signed with another key, and alg none', async () => {
     const secret = service.config.JWT_SECRET;
     const now = Math.floor(Date.now() / 1000);
-    const expired = signJwt({ sub: 'admin', iat: now - 7200, exp: now - 3600 }, secret);
+    // The stamp of the current credentials, as POST /admin/auth/login puts it in a token.
+    const cv = credentialsStamp(service.config);
+    const expired = signJwt({ sub: 'admin', cv, iat: now - 7200, exp: now - 3600 }, secret);
     const forged = signJwt(
-      { sub: 'admin', iat: now, exp: now + 3600 },
+      { sub: 'admin', cv, iat: now, exp: now + 3600 },
       'another-secret-of-32-characters!!',
     );
+    const unstamped = signJwt({ sub: 'admin', iat: now, exp: now + 3600 }, secret);
     const none = `${base64url({ alg: 'none', typ: 'JWT' })}.${base64url({ sub: 'admin', exp: now + 3600 })}.`;
     const hs512 = signJwt({ sub: 'admin', iat: now, exp: now + 3600 }, secret, {
       alg: 'HS512',
       typ: 'JWT',
     });
-    const otherUser = signJwt({ sub: 'mallory', iat: now, exp: now + 3600 }, secret);
-    for (const token of [expired, forged, none, hs512, otherUser]) {
+    const otherUser = signJwt({ sub: 'mallory', cv, iat: now, exp: now + 3600 }, secret);
+    for (const token of [expired, forged, none, hs512, otherUser, unstamped]) {
       const answer = await http(service.url, 'GET', '/admin/instances', { token });
       expect(answer.status).toBe(401);
       expect(answer.body).toMatchObject({ code: 'unauthorized' });
     }
-    const valid = signJwt({ sub: 'admin', iat: now, exp: now + 60 }, secret);
+    const valid = signJwt({ sub: 'admin', cv, iat: now, exp: now + 60 }, secret);
     expect((await http(service.url, 'GET', '/admin/instances', { token: valid })).status).toBe(200);
   });
 
@@ -130,11 +134,11 @@ describe('admin authentication', () => {
 
   it('locks an address out after 10 failed logins, even with the right password', async () => {
     const headers = { 'x-forwarded-for': '203.0.113.7' };
-    // Without TRUST_PROXY the forwarded header is ignored: use a dedicated app that trusts it.
+    // Without TRUST_PROXY the forwarded header is ignored: use a dedicated app that trusts the test's own address.
     const proxied = await startTestApp({
       DATABASE_URL: db.url,
       PLATFORM_API_URL: platform.url,
-      TRUST_PROXY: 'true',
+      TRUST_PROXY: '127.0.0.1',
     });
     try {
       for (let i = 0; i < 10; i++) {

@@ -47,7 +47,23 @@ describe('the service process', () => {
       'PLATFORM_APP_SECRET is required when NODE_ENV=production',
       'ADMIN_PASSWORD is required when NODE_ENV=production',
       'JWT_SECRET is required when NODE_ENV=production',
+      'METRICS_TOKEN is required when NODE_ENV=production (it guards GET /metrics)',
       'ENCRYPTION_KEY must be 32 bytes as 64 hex characters or base64',
+    ]);
+  });
+
+  it("refuses to start in production with the example Secret's placeholders", async () => {
+    const service = run({
+      ...testEnvironment({ NODE_ENV: 'production', METRICS_TOKEN: 'metrics-token-0123456789' }),
+      PLATFORM_VERIFY_TOKEN: 'CHANGE_ME',
+      ADMIN_PASSWORD: 'dev-admin-password',
+      JWT_SECRET: 'CHANGE_ME_AT_LEAST_32_CHARACTERS_LONG',
+    });
+    expect(await service.exited).toBe(1);
+    expect(service.output().trim().split('\n')).toEqual([
+      'PLATFORM_VERIFY_TOKEN holds a placeholder (such as CHANGE_ME): set the real value',
+      'ADMIN_PASSWORD is a development fallback: set a secret of your own',
+      'JWT_SECRET holds a placeholder (such as CHANGE_ME): set the real value',
     ]);
   });
 
@@ -55,6 +71,7 @@ describe('the service process', () => {
     const port = await freePort();
     const env = testEnvironment({
       NODE_ENV: 'production',
+      METRICS_TOKEN: 'metrics-token-for-the-log-test',
       LOG_LEVEL: 'trace',
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -142,6 +159,7 @@ describe('the service process', () => {
       env.API_KEY!,
       env.PLATFORM_APP_SECRET!,
       env.PLATFORM_VERIFY_TOKEN!,
+      env.METRICS_TOKEN!,
       'cookie-secret-value',
     ]) {
       expect(output).not.toContain(secret);

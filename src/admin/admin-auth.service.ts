@@ -4,6 +4,7 @@ import { AppException } from '../common/app.exception.js';
 import { sameSecret } from '../common/secrets.js';
 import { AppConfig } from '../config/app-config.js';
 import type { LoginDto, LoginResponseDto } from './dto/login.dto.js';
+import { CREDENTIALS_CLAIM, credentialsStamp } from '../auth/jwt.strategy.js';
 import { LoginThrottleService } from './login-throttle.service.js';
 
 @Injectable()
@@ -22,20 +23,23 @@ export class AdminAuthService {
    * wrong). Used by the login and by the queue dashboard's Basic auth.
    */
   async verifyCredentials(username: string, password: string, address: string): Promise<void> {
-    await this.throttle.assertAllowed(address);
+    // Counted before the comparison: concurrent guesses cannot outrun the limit.
+    await this.throttle.attempt(address, username);
     const userOk = sameSecret(username, this.config.ADMIN_USERNAME);
     const passwordOk = sameSecret(password, this.config.ADMIN_PASSWORD);
     if (!userOk || !passwordOk) {
-      await this.throttle.recordFailure(address);
       this.logger.warn({ address }, 'failed admin login');
       throw new AppException('invalid_credentials', 'Wrong username or password');
     }
-    await this.throttle.reset(address);
+    await this.throttle.succeeded(address, username);
   }
 
   async login(dto: LoginDto, address: string): Promise<LoginResponseDto> {
     await this.verifyCredentials(dto.username, dto.password, address);
-    const token = await this.jwt.signAsync({ sub: this.config.ADMIN_USERNAME });
+    const token = await this.jwt.signAsync({
+      sub: this.config.ADMIN_USERNAME,
+      [CREDENTIALS_CLAIM]: credentialsStamp(this.config),
+    });
     return {
       token,
       username: this.config.ADMIN_USERNAME,

@@ -9,7 +9,7 @@ import { errorBody } from '../common/all-exceptions.filter.js';
 import { AppException } from '../common/app.exception.js';
 import { BUFFER_QUEUE, WEBHOOK_QUEUE } from '../common/queues.js';
 import type { AppConfig } from '../config/app-config.js';
-import { JWT_ALGORITHM } from '../auth/jwt.strategy.js';
+import { JWT_ALGORITHM, isCurrentAdmin, type AdminJwtPayload } from '../auth/jwt.strategy.js';
 import { AdminAuthService } from './admin-auth.service.js';
 
 export const QUEUE_DASHBOARD_PATH = '/admin/queues';
@@ -58,9 +58,9 @@ export async function serveQueueDashboard(
     try {
       if (scheme.toLowerCase() === 'bearer') {
         const payload = await jwt
-          .verifyAsync<{ sub?: string }>(value, { algorithms: [JWT_ALGORITHM] })
-          .catch(() => ({ sub: undefined }));
-        if (payload.sub !== config.ADMIN_USERNAME) {
+          .verifyAsync<AdminJwtPayload>(value, { algorithms: [JWT_ALGORITHM] })
+          .catch(() => ({}));
+        if (!isCurrentAdmin(payload, config)) {
           throw new AppException('unauthorized', 'Missing, invalid or expired admin token');
         }
         return;

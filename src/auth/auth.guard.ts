@@ -8,6 +8,8 @@ import {
   INSTANCE_FROM_FORM_KEY,
   type AuthKind,
 } from '../common/public.decorator.js';
+import { AppConfig } from '../config/app-config.js';
+import { RateLimiter } from '../redis/rate-limiter.service.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { ClientInstanceResolver } from './client-instance.resolver.js';
 
@@ -48,6 +50,8 @@ export class AuthGuard implements CanActivate {
     private readonly jwtGuard: JwtAuthGuard,
     private readonly apiKeys: ApiKeysService,
     private readonly resolver: ClientInstanceResolver,
+    private readonly limiter: RateLimiter,
+    private readonly config: AppConfig,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -75,6 +79,19 @@ export class AuthGuard implements CanActivate {
       throw new AppException('unauthorized', 'Missing API key (Authorization: Bearer <key>)');
     }
     const principal = await this.apiKeys.authenticate(token);
+    const waitMs = await this.limiter.take(`api-key:${principal.apiKeyId ?? 'global'}`, {
+      perSecond: this.config.API_KEY_RATE_LIMIT,
+      burst: this.config.API_KEY_RATE_BURST,
+    });
+    if (waitMs > 0) {
+      const seconds = Math.ceil(waitMs / 1000);
+      throw new AppException(
+        'rate_limited',
+        `This API key is over its limit of ${this.config.API_KEY_RATE_LIMIT} requests per second; retry in ${seconds} s`,
+        undefined,
+        { 'retry-after': String(seconds) },
+      );
+    }
     if (fromForm) {
       request.apiKeyPrincipal = principal;
       return;

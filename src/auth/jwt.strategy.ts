@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { ExtractJwt, Strategy } from 'passport-jwt';
@@ -8,11 +9,31 @@ export interface AdminPrincipal {
   username: string;
 }
 
-interface AdminJwtPayload {
+export interface AdminJwtPayload {
   sub?: unknown;
+  /** Stamp of the credentials the token was issued for (see credentialsStamp). */
+  cv?: unknown;
 }
 
 export const JWT_ALGORITHM = 'HS256';
+export const CREDENTIALS_CLAIM = 'cv';
+
+/**
+ * A stamp of the admin's current username and password, keyed with the JWT
+ * secret (it reveals nothing of them). Tokens carry it; when ADMIN_PASSWORD
+ * changes the stamp does too, and every token issued before stops working.
+ */
+export function credentialsStamp(config: AppConfig): string {
+  return createHmac('sha256', config.JWT_SECRET)
+    .update(`admin-credentials\0${config.ADMIN_USERNAME}\0${config.ADMIN_PASSWORD}`)
+    .digest('base64url')
+    .slice(0, 22);
+}
+
+/** Whether a verified token's claims are the current admin's. */
+export function isCurrentAdmin(payload: AdminJwtPayload, config: AppConfig): boolean {
+  return payload.sub === config.ADMIN_USERNAME && payload.cv === credentialsStamp(config);
+}
 
 /** Admin JWTs: HS256 only (a token naming another algorithm is refused), expiry enforced. */
 @Injectable()
@@ -27,9 +48,9 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
   }
 
   validate(payload: AdminJwtPayload): AdminPrincipal {
-    if (payload.sub !== this.config.ADMIN_USERNAME) {
+    if (!isCurrentAdmin(payload, this.config)) {
       throw new AppException('unauthorized', 'Missing, invalid or expired admin token');
     }
-    return { username: payload.sub };
+    return { username: this.config.ADMIN_USERNAME };
   }
 }

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { Transform, Type } from 'class-transformer';
 import {
   IsBoolean,
@@ -71,6 +72,35 @@ const toBoolean = ({ value }: { value: unknown }): unknown => {
   return value;
 };
 
+/** Addresses or CIDR ranges: `10.0.0.0/8`, `192.168.1.7`, `fd00::/8`. */
+function isAddressOrRange(entry: string): boolean {
+  const [address, bits, ...rest] = entry.split('/');
+  const version = isIP(address);
+  if (version === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  const prefix = Number(bits);
+  return /^\d{1,3}$/.test(bits) && prefix <= (version === 4 ? 32 : 128);
+}
+
+@ValidatorConstraint({ name: 'trustedProxies' })
+class TrustedProxiesConstraint implements ValidatorConstraintInterface {
+  validate(value: unknown): boolean {
+    return Array.isArray(value) && value.every((entry) => isAddressOrRange(String(entry)));
+  }
+  defaultMessage(): string {
+    return 'TRUST_PROXY must list the proxies as addresses or CIDR ranges, comma-separated (e.g. 10.0.0.0/8), or be empty';
+  }
+}
+
+const toProxyList = ({ value }: { value: unknown }): unknown => {
+  if (typeof value !== 'string') return value;
+  if (['false', 'no', 'off', 'none', ''].includes(value.trim().toLowerCase())) return [];
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0);
+};
+
 const toList = ({ value }: { value: unknown }): unknown =>
   typeof value === 'string'
     ? value
@@ -100,10 +130,14 @@ export class AppConfig {
   @MinLength(1, { message: 'HOST must not be empty' })
   HOST = '0.0.0.0';
 
-  /** Behind a proxy or ingress: take the client address from X-Forwarded-For (login limits). */
-  @Transform(toBoolean)
-  @IsBoolean({ message: 'TRUST_PROXY must be true or false' })
-  TRUST_PROXY = false;
+  /**
+   * The proxies (addresses or CIDR ranges) whose X-Forwarded-For is believed,
+   * e.g. the ingress; empty: none. Never "everyone": any client could then
+   * claim any address and escape the login limit.
+   */
+  @Transform(toProxyList)
+  @Validate(TrustedProxiesConstraint)
+  TRUST_PROXY: string[] = [];
 
   @Validate(UrlConstraint, ['postgres', 'postgresql'])
   DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -251,6 +285,18 @@ export class AppConfig {
   @IsNumber({}, { message: 'PLATFORM_SEND_RATE must be a number of messages per second above 0' })
   @Min(0.001, { message: 'PLATFORM_SEND_RATE must be a number of messages per second above 0' })
   PLATFORM_SEND_RATE = 80;
+
+  /** Requests per second each API key may make, shared by all processes (leave room for the agent). */
+  @Type(() => Number)
+  @IsNumber({}, { message: 'API_KEY_RATE_LIMIT must be a number of requests per second above 0' })
+  @Min(0.001, { message: 'API_KEY_RATE_LIMIT must be a number of requests per second above 0' })
+  API_KEY_RATE_LIMIT = 40;
+
+  /** Requests an API key may make at once, above its steady rate. */
+  @Type(() => Number)
+  @IsInt({ message: 'API_KEY_RATE_BURST must be a whole number of requests, at least 1' })
+  @Min(1, { message: 'API_KEY_RATE_BURST must be a whole number of requests, at least 1' })
+  API_KEY_RATE_BURST = 80;
 
   /** When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
   @IsOptional()

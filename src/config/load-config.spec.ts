@@ -5,8 +5,9 @@ const PRODUCTION_SECRETS: Environment = {
   PLATFORM_VERIFY_TOKEN: 'verify-token-123',
   PLATFORM_APP_SECRET: 'app-secret-1,app-secret-2',
   ADMIN_PASSWORD: 'a-strong-password',
-  JWT_SECRET: 'j'.repeat(32),
+  JWT_SECRET: 'Qm9iJ3MgYmlnIHJhbmRvbSBrZXkgZm9yIEpXVHMhIDEyMzQ1Njc4',
   ENCRYPTION_KEY: 'ab'.repeat(32),
+  METRICS_TOKEN: 'scrape-token-0123456789',
 };
 
 function problemsOf(env: Environment): string[] {
@@ -70,7 +71,47 @@ describe('loadConfig', () => {
       'ADMIN_PASSWORD is required when NODE_ENV=production',
       'JWT_SECRET is required when NODE_ENV=production',
       'ENCRYPTION_KEY is required when NODE_ENV=production',
+      'METRICS_TOKEN is required when NODE_ENV=production (it guards GET /metrics)',
     ]);
+  });
+
+  it.each([
+    [
+      { ADMIN_PASSWORD: 'dev-admin-password' },
+      'ADMIN_PASSWORD is a development fallback: set a secret of your own',
+    ],
+    [
+      { PLATFORM_APP_SECRET: 'app-secret-1,dev-app-secret-change-me' },
+      'PLATFORM_APP_SECRET is a development fallback: set a secret of your own',
+    ],
+    [
+      { PLATFORM_VERIFY_TOKEN: 'CHANGE_ME' },
+      'PLATFORM_VERIFY_TOKEN holds a placeholder (such as CHANGE_ME): set the real value',
+    ],
+    [
+      { JWT_SECRET: 'CHANGE_ME_AT_LEAST_32_CHARACTERS_LONG' },
+      'JWT_SECRET holds a placeholder (such as CHANGE_ME): set the real value',
+    ],
+    [
+      { DATABASE_URL: 'postgres://connector:CHANGE_ME@postgres:5432/connector' },
+      'DATABASE_URL holds a placeholder (such as CHANGE_ME): set the real value',
+    ],
+    [
+      { ADMIN_PASSWORD: 'only-11-chr' },
+      'ADMIN_PASSWORD must be at least 12 characters when NODE_ENV=production',
+    ],
+    [
+      { JWT_SECRET: 'j'.repeat(40) },
+      'JWT_SECRET must be 32+ random characters when NODE_ENV=production (openssl rand -base64 48)',
+    ],
+  ])('refuses %j in production', (override, line) => {
+    expect(problemsOf({ ...PRODUCTION_SECRETS, ...override })).toEqual([line]);
+  });
+
+  it('accepts development fallbacks outside production', () => {
+    expect(problemsOf({ NODE_ENV: 'development', ADMIN_PASSWORD: 'dev-admin-password' })).toEqual(
+      [],
+    );
   });
 
   it('accepts a complete production configuration without warnings', () => {
@@ -122,6 +163,14 @@ describe('loadConfig', () => {
       { PLATFORM_SEND_RATE: '0' },
       'PLATFORM_SEND_RATE must be a number of messages per second above 0',
     ],
+    [
+      { TRUST_PROXY: 'true' },
+      'TRUST_PROXY must list the proxies as addresses or CIDR ranges, comma-separated (e.g. 10.0.0.0/8), or be empty',
+    ],
+    [
+      { TRUST_PROXY: '10.0.0.0/33' },
+      'TRUST_PROXY must list the proxies as addresses or CIDR ranges, comma-separated (e.g. 10.0.0.0/8), or be empty',
+    ],
   ])('refuses %j with a clear line', (override, line) => {
     expect(problemsOf({ ...PRODUCTION_SECRETS, ...override })).toEqual([line]);
   });
@@ -150,6 +199,14 @@ describe('loadConfig', () => {
     expect(problemsOf({ MESSAGE_BUFFER_DELAY: '10', MESSAGE_BUFFER_MAX_WAIT: '5' })).toEqual([
       'MESSAGE_BUFFER_MAX_WAIT must not be less than MESSAGE_BUFFER_DELAY',
     ]);
+  });
+
+  it('reads TRUST_PROXY as a list of addresses and ranges', () => {
+    expect(
+      loadConfig({ TRUST_PROXY: '10.0.0.0/8, 192.168.1.7,fd00::/8' }).config.TRUST_PROXY,
+    ).toEqual(['10.0.0.0/8', '192.168.1.7', 'fd00::/8']);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).config.TRUST_PROXY).toEqual([]);
+    expect(loadConfig({}).config.TRUST_PROXY).toEqual([]);
   });
 
   it('treats empty values as unset', () => {

@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { AppConfig } from '../config/app-config.js';
 import { CacheInvalidationService } from './cache-invalidation.service.js';
+import { RateLimiter } from './rate-limiter.service.js';
 import { REDIS_CLIENT } from './redis.constants.js';
 
 /** How long boot waits for Redis before going on without it. */
@@ -40,8 +41,9 @@ export function createRedisClient(config: AppConfig): Redis {
   providers: [
     { provide: REDIS_CLIENT, inject: [AppConfig], useFactory: createRedisClient },
     CacheInvalidationService,
+    RateLimiter,
   ],
-  exports: [REDIS_CLIENT, CacheInvalidationService],
+  exports: [REDIS_CLIENT, CacheInvalidationService, RateLimiter],
 })
 export class RedisModule implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Redis');

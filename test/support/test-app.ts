@@ -73,6 +73,9 @@ export function testEnvironment(overrides: Environment = {}): Environment {
     JWT_SECRET: 'test-jwt-secret-0123456789abcdef-0123456789',
     ENCRYPTION_KEY,
     PLATFORM_TIMEOUT_MS: '1000',
+    // Tests fire requests faster than a client should; the limit has its own test.
+    API_KEY_RATE_LIMIT: '10000',
+    API_KEY_RATE_BURST: '10000',
     ...overrides,
   };
 }
