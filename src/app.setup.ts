@@ -1,3 +1,4 @@
+import helmet from '@fastify/helmet';
 import { Logger as NestLogger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -58,6 +59,14 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     rawBody: true,
   });
   app.useLogger(app.get(Logger));
+  // nosniff, no framing, no referrer on every answer. No CSP: the answers are
+  // JSON, and the docs and the queue dashboard run inline scripts.
+  await app.register(helmet, {
+    contentSecurityPolicy: false,
+    frameguard: { action: 'deny' },
+    crossOriginEmbedderPolicy: false,
+    referrerPolicy: { policy: 'no-referrer' },
+  });
   if (config.runsHttpApi) {
     serveOpenApi(app);
     await serveQueueDashboard(app, config);

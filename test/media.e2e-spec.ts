@@ -10,6 +10,7 @@ import {
 } from './support/test-app.js';
 
 const KEY = 'global-media-key-0123456789';
+const PHONE_NUMBER_ID = '600000000001';
 
 function form(
   fields: Record<string, string>,
@@ -44,7 +45,7 @@ describe('media upload and download', () => {
   beforeAll(async () => {
     ({ platform, service } = context);
     token = await adminToken(service.url);
-    instanceId = await createInstance(service.url, token, '600000000001', 'Media');
+    instanceId = await createInstance(service.url, token, PHONE_NUMBER_ID, 'Media');
   });
 
   beforeEach(() => platform.reset());
@@ -170,11 +171,30 @@ describe('media upload and download', () => {
     });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('image/jpeg');
+    // Saved, never rendered: a user's file must not run as a page.
+    expect(response.headers.get('content-disposition')).toBe('attachment; filename="media-7"');
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
     expect(await response.text()).toBe(MEDIA_CONTENT);
     const [meta, file] = platform.requests;
     expect(meta.path).toBe('/v25.0/media-7');
+    // The platform is asked for this instance's number: another number's media is refused there.
+    expect(meta.query).toEqual({ phone_number_id: PHONE_NUMBER_ID });
     expect(file.path).toBe('/files/media-7');
     expect(file.headers.authorization).toBe(`Bearer ${VALID_TOKEN}`);
+  });
+
+  it('sends the token to a media host over https only', async () => {
+    platform.on('GET', /^\/v25\.0\/media-8$/, {
+      body: {
+        url: 'http://lookaside.fbsbx.com/whatsapp_business/attachments/?mid=8',
+        mime_type: 'image/jpeg',
+      },
+    });
+    const answer = await http(service.url, 'GET', `/media/media-8?instance_id=${instanceId}`, {
+      token: KEY,
+    });
+    expect(answer.status).toBe(502);
+    expect(platform.requests).toHaveLength(1);
   });
 
   it('does not follow a media URL off the platform hosts', async () => {

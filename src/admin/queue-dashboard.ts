@@ -7,7 +7,7 @@ import { Queue } from 'bullmq';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody } from '../common/all-exceptions.filter.js';
 import { AppException } from '../common/app.exception.js';
-import { BUFFER_QUEUE, WEBHOOK_QUEUE } from '../common/queues.js';
+import { BUFFER_QUEUE, TURN_QUEUE, WEBHOOK_QUEUE } from '../common/queues.js';
 import type { AppConfig } from '../config/app-config.js';
 import { JWT_ALGORITHM, isCurrentAdmin, type AdminJwtPayload } from '../auth/jwt.strategy.js';
 import { AdminAuthService } from './admin-auth.service.js';
@@ -27,6 +27,31 @@ function refuse(reply: FastifyReply, error: AppException): FastifyReply {
     .send(errorBody(shown));
 }
 
+/** Methods that change nothing: a cross-site page may load them (it cannot read them). */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * A browser sends remembered Basic credentials with any request to this host,
+ * including one a foreign page makes it send: a state-changing request (retry,
+ * clean, pause) must come from the dashboard's own page, as its Origin (or
+ * Referer) and Sec-Fetch-Site say.
+ */
+function assertSameOrigin(request: FastifyRequest): void {
+  if (SAFE_METHODS.has(request.method)) return;
+  const fetchSite = request.headers['sec-fetch-site'];
+  const source = request.headers.origin ?? request.headers.referer;
+  let sourceHost: string | undefined;
+  try {
+    sourceHost = source ? new URL(source).host : undefined;
+  } catch {
+    sourceHost = undefined;
+  }
+  const crossSite = fetchSite !== undefined && fetchSite !== 'same-origin' && fetchSite !== 'none';
+  if (crossSite || (source !== undefined && sourceHost !== request.headers.host)) {
+    throw new AppException('forbidden', 'The queue dashboard only takes changes from its own page');
+  }
+}
+
 /**
  * Bull Board for the service's queues at /admin/queues, for the admin only:
  * the admin username and password as HTTP Basic credentials (what a browser
@@ -39,7 +64,7 @@ export async function serveQueueDashboard(
 ): Promise<void> {
   const jwt = app.get(JwtService, { strict: false });
   const auth = app.get(AdminAuthService, { strict: false });
-  const queues = [WEBHOOK_QUEUE, BUFFER_QUEUE].map(
+  const queues = [WEBHOOK_QUEUE, BUFFER_QUEUE, TURN_QUEUE].map(
     (name) =>
       new Queue(name, { connection: { url: config.REDIS_URL }, prefix: config.REDIS_PREFIX }),
   );
@@ -56,6 +81,7 @@ export async function serveQueueDashboard(
   const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const [scheme = '', value = ''] = (request.headers.authorization ?? '').split(' ');
     try {
+      assertSameOrigin(request);
       if (scheme.toLowerCase() === 'bearer') {
         const payload = await jwt
           .verifyAsync<AdminJwtPayload>(value, { algorithms: [JWT_ALGORITHM] })

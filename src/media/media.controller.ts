@@ -82,7 +82,10 @@ export class MediaController {
       throw AppException.validation([{ field: 'media_id', message: 'is not a media id' }]);
     }
     const file = await this.media.download(instance, mediaId);
+    // A download, never a page: a user's file must not run as HTML in a browser.
     void reply.header('content-type', file.contentType);
+    void reply.header('content-disposition', `attachment; filename="${mediaId}"`);
+    void reply.header('x-content-type-options', 'nosniff');
     if (file.contentLength !== undefined) void reply.header('content-length', file.contentLength);
     await reply.send(file.stream);
   }

@@ -143,6 +143,10 @@ export class MediaService {
   }
 
   download(instance: Instance, mediaId: string): Promise<MediaDownload> {
-    return this.platform.downloadMedia(mediaId, this.instances.accessToken(instance));
+    return this.platform.downloadMedia(
+      mediaId,
+      this.instances.accessToken(instance),
+      instance.phone_number_id,
+    );
   }
 }

@@ -273,11 +273,17 @@ export class PlatformClient implements OnApplicationShutdown {
    * the token goes there only when it is one of the platform's hosts, and
    * redirects are not followed.
    */
-  async downloadMedia(mediaId: string, token: string): Promise<MediaDownload> {
+  async downloadMedia(
+    mediaId: string,
+    token: string,
+    phoneNumberId: string,
+  ): Promise<MediaDownload> {
+    // Naming the number makes the platform refuse media of another number under the same token.
     const meta = await this.call<{ url?: unknown; mime_type?: unknown }>({
       method: 'GET',
       path: `/${segment(mediaId)}`,
       token,
+      params: { phone_number_id: phoneNumberId },
       idempotent: true,
     });
     if (typeof meta.url !== 'string' || !this.isPlatformHost(meta.url)) {
@@ -318,20 +324,24 @@ export class PlatformClient implements OnApplicationShutdown {
     };
   }
 
-  /** The API's own host, or a host the platform serves media from. */
+  /**
+   * The API's own URL (over its own scheme), or an https URL on a host the
+   * platform serves media from: the only places the token may go.
+   */
   private isPlatformHost(url: string): boolean {
-    let host: string;
+    let parsed: URL;
     try {
-      const parsed = new URL(url);
-      if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return false;
-      host = parsed.host;
+      parsed = new URL(url);
     } catch {
       return false;
     }
-    if (host === new URL(this.config.PLATFORM_API_URL).host) return true;
-    const hostname = host.split(':')[0];
-    return PLATFORM_MEDIA_HOST_SUFFIXES.some(
-      (suffix) => hostname === suffix || hostname.endsWith(`.${suffix}`),
+    const api = new URL(this.config.PLATFORM_API_URL);
+    if (parsed.host === api.host) return parsed.protocol === api.protocol;
+    return (
+      parsed.protocol === 'https:' &&
+      PLATFORM_MEDIA_HOST_SUFFIXES.some(
+        (suffix) => parsed.hostname === suffix || parsed.hostname.endsWith(`.${suffix}`),
+      )
     );
   }
 
