@@ -20,6 +20,7 @@ import { MessagesModule } from './messages/messages.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { RedisModule } from './redis/redis.module.js';
 import { SendModule } from './send/send.module.js';
+import { SendingWorkerModule } from './send/sending.module.js';
 import { TurnsModule } from './turns/turns.module.js';
 import { WebhookWorkerModule } from './webhook/webhook-worker.module.js';
 import { WebhookModule } from './webhook/webhook.module.js';
@@ -54,7 +55,7 @@ export class AppModule {
         TurnsModule,
       );
     }
-    if (config.runsWorkers) imports.push(WebhookWorkerModule);
+    if (config.runsWorkers) imports.push(WebhookWorkerModule, SendingWorkerModule);
     return {
       module: AppModule,
       imports,

@@ -10,7 +10,18 @@ import {
 
 const PHONE_NUMBER_ID = '106540352200601';
 
-/** Sends raw bytes on a fresh connection and returns what came back, whole. */
+/** Whether `text` holds a whole HTTP answer (headers and a Content-Length body). */
+function complete(text: string): boolean {
+  const end = text.indexOf('\r\n\r\n');
+  if (end < 0) return false;
+  const length = /content-length: (\d+)/i.exec(text.slice(0, end));
+  return length !== null && text.length >= end + 4 + Number(length[1]);
+}
+
+/**
+ * Sends raw bytes on a fresh connection, as an ordinary client does (it keeps
+ * the connection open until it has read the answer), and returns the answer.
+ */
 async function rawExchange(
   port: number,
   head: string,
@@ -21,16 +32,18 @@ async function rawExchange(
   await once(socket, 'connect');
   let answer = '';
   let writeError: string | undefined;
-  socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
-  socket.on('error', (error: NodeJS.ErrnoException) => (writeError = error.code));
   const closed = once(socket, 'close');
+  socket.on('data', (chunk: Buffer) => {
+    answer += chunk.toString('latin1');
+    if (complete(answer)) socket.destroy();
+  });
+  socket.on('error', (error: NodeJS.ErrnoException) => (writeError = error.code));
   socket.write(head);
   for (let offset = 0; offset < body.length && !socket.destroyed; offset += chunkSize) {
     if (!socket.write(body.subarray(offset, offset + chunkSize))) {
       await Promise.race([once(socket, 'drain'), closed]);
     }
   }
-  socket.end();
   await closed;
   return { answer, writeError };
 }

@@ -74,8 +74,33 @@ describe('health probes', () => {
     });
   });
 
+  it('checks the dependencies once for many anonymous requests, not once each', async () => {
+    const fresh = await startTestApp({ DATABASE_URL: db.url, PLATFORM_API_URL: platform.url });
+    try {
+      platform.reset();
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => http(fresh.url, 'GET', '/health')),
+      );
+      for (let i = 0; i < 10; i++) await http(fresh.url, 'GET', '/health/ready');
+      expect(answers.every((answer) => answer.status === 200)).toBe(true);
+      expect(platform.callsTo(/^\/$/)).toHaveLength(1);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('is degraded but stays ready when the platform hangs, answering within 3 s', async () => {
+    // A service of its own: results are cached for a few seconds.
+    const hanging = await startTestApp({ DATABASE_URL: db.url, PLATFORM_API_URL: platform.url });
     platform.on('GET', /^\/$/, { hang: true });
+    try {
+      await expectDegraded(hanging);
+    } finally {
+      await hanging.close();
+    }
+  });
+
+  async function expectDegraded(service: TestApp): Promise<void> {
     const health = await timed(() => http(service.url, 'GET', '/health'));
     expect(health.ms).toBeLessThan(3000);
     expect(health.value.status).toBe(200);
@@ -89,7 +114,7 @@ describe('health probes', () => {
       status: 200,
       body: { status: 'ready', platform_api: 'unhealthy' },
     });
-  });
+  }
 
   describe('with Redis unreachable', () => {
     let noRedis: TestApp;

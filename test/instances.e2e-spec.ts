@@ -127,7 +127,7 @@ describe('admin: instances', () => {
       [id],
     );
     expect(JSON.stringify(row)).not.toContain(VALID_TOKEN);
-    expect(row.access_token_encrypted).toMatch(/^v1:[0-9a-f]{8}:/);
+    expect(row.access_token_encrypted).toMatch(/^v2:[0-9a-f]{8}:/);
   });
 
   it('refuses a token the platform rejects with 422 platform_rejected and stores nothing', async () => {

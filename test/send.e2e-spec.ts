@@ -494,14 +494,15 @@ describe('sending messages', () => {
       expect(next.status).toBe(429);
       expect(Number(next.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(platform.requests).toHaveLength(0);
-      await service.app
-        .get<import('ioredis').Redis>(
-          (await import('../src/redis/redis.constants.js')).REDIS_CLIENT,
-          {
-            strict: false,
-          },
-        )
-        .del(`${service.config.REDIS_PREFIX}:send:throttled:${phoneNumberId}`);
+      // Forget the episode (pause, strikes, slower rate) for the tests that follow.
+      const redis = service.app.get<import('ioredis').Redis>(
+        (await import('../src/redis/redis.constants.js')).REDIS_CLIENT,
+        { strict: false },
+      );
+      const prefix = `${service.config.REDIS_PREFIX}:send`;
+      await redis.del(
+        ['pause', 'strikes', 'rate', 'pace'].map((kind) => `${prefix}:${kind}:${phoneNumberId}`),
+      );
     });
 
     it('answers 422 with advice for an invalid token (190)', async () => {

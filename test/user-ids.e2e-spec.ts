@@ -291,18 +291,26 @@ describe('business-scoped user ids: customers known by number, by user id, or bo
     expect(stranger.status).toBe(422);
     expect(stranger.body).toMatchObject({ code: 'service_window_closed' });
 
-    // The platform says this user gets too many messages: the next one waits or is refused,
-    // while another recipient of the same number is not held back.
-    platform.on('POST', /\/messages$/, (request) =>
-      (request.body as { recipient?: string }).recipient === 'BR.HIDDEN0001'
-        ? platformError(131056, 'Pair rate limit hit')
-        : undefined,
-    );
-    expect((await send({ recipient: 'BR.HIDDEN0001', body: 'one' })).status).toBe(429);
-    const calls = platform.sentMessages().length;
-    const held = await send({ recipient: 'BR.HIDDEN0001', body: 'two' });
-    expect(held.status).toBe(429);
-    expect(platform.sentMessages()).toHaveLength(calls);
+    // The platform says this user gets too many messages: their sends are spaced
+    // (the next waits its turn), while another recipient of the number is not held back.
+    const paced = 'BR.PACED000001';
+    await simulateMessage(target, { userId: paced, name: 'Gil' }, 'open my window');
+    await waitFor(() => platform.accepted.some((a) => a.message.recipient === paced));
+    let refusedOnce = false;
+    platform.on('POST', /\/messages$/, (request) => {
+      if ((request.body as { recipient?: string }).recipient !== paced || refusedOnce) {
+        return undefined;
+      }
+      refusedOnce = true;
+      return platformError(131056, 'Pair rate limit hit');
+    });
+    const refused = await send({ recipient: paced, body: 'one' });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('6');
     expect((await send({ to: '5511955550001', body: 'another user' })).status).toBe(200);
+    const started = Date.now();
+    const spaced = await send({ recipient: paced, body: 'two' });
+    expect(spaced.status).toBe(200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4500);
   });
 });

@@ -265,12 +265,22 @@ describe('webhook processing: every message, status and template event is stored
       (rows) => rows.length >= 2,
     );
     expect(events.map((e) => e.event)).toEqual(['APPROVED', 'PAUSED']);
-    // An older event arriving late does not overwrite the latest status.
+    // An older event arriving late does not overwrite the latest status; a replayed one is kept once.
+    await deliver(template('PAUSED', 1749417000, 'LOW_QUALITY'));
+    await deliver(template('APPROVED', 1749416000));
     await deliver(template('PENDING_DELETION', 1749416500));
-    await until(
-      () => db.query("SELECT 1 FROM template_events WHERE template_id = '594425479261596'"),
+    const all = await until(
+      () =>
+        db.query<{ event: string }>(
+          "SELECT event FROM template_events WHERE template_id = '594425479261596' ORDER BY event_at",
+        ),
       (rows) => rows.length >= 3,
     );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(all.map((e) => e.event)).toEqual(['APPROVED', 'PENDING_DELETION', 'PAUSED']);
+    expect(
+      await db.query("SELECT 1 FROM template_events WHERE template_id = '594425479261596'"),
+    ).toHaveLength(3);
     // An event for an account with no instance is acknowledged and not kept.
     await deliver({
       ...template('APPROVED', 1749418000),

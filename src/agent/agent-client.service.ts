@@ -1,8 +1,7 @@
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
 import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import axios, { AxiosError, type AxiosInstance } from 'axios';
 import { retryAfterMs } from '../common/backoff.js';
+import { keepAliveAgents } from '../common/http-agents.js';
 import { AppConfig } from '../config/app-config.js';
 import type { AgentRequest } from './agent-payload.js';
 
@@ -26,8 +25,9 @@ export type AgentAttempt =
 @Injectable()
 export class AgentClient implements OnApplicationShutdown {
   private readonly http: AxiosInstance;
-  private readonly httpAgent = new HttpAgent({ keepAlive: true });
-  private readonly httpsAgent = new HttpsAgent({ keepAlive: true });
+  private readonly agents = keepAliveAgents();
+  private readonly httpAgent = this.agents.http;
+  private readonly httpsAgent = this.agents.https;
 
   constructor(private readonly config: AppConfig) {
     this.http = axios.create({

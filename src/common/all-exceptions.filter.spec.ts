@@ -1,5 +1,5 @@
 import type { ArgumentsHost } from '@nestjs/common';
-import { BadRequestException, NotFoundException } from '@nestjs/common';
+import { BadRequestException, Logger, NotFoundException } from '@nestjs/common';
 import { AllExceptionsFilter } from './all-exceptions.filter.js';
 import { AppException } from './app.exception.js';
 
@@ -9,7 +9,7 @@ interface Sent {
   body?: Record<string, unknown>;
 }
 
-function hostFor(sent: Sent): ArgumentsHost {
+function hostFor(sent: Sent, url = '/x'): ArgumentsHost {
   const reply = {
     status(code: number) {
       sent.status = code;
@@ -27,15 +27,15 @@ function hostFor(sent: Sent): ArgumentsHost {
       return reply;
     },
   };
-  const request = { id: 'req-1', method: 'GET', url: '/x' };
+  const request = { id: 'req-1', method: 'GET', url };
   return {
     switchToHttp: () => ({ getResponse: () => reply, getRequest: () => request }),
   } as unknown as ArgumentsHost;
 }
 
-function filter(exception: unknown): Sent {
+function filter(exception: unknown, url?: string): Sent {
   const sent: Sent = { headers: {} };
-  new AllExceptionsFilter().catch(exception, hostFor(sent));
+  new AllExceptionsFilter().catch(exception, hostFor(sent, url));
   return sent;
 }
 
@@ -83,5 +83,45 @@ describe('AllExceptionsFilter', () => {
     expect(filter(new BadRequestException('bad')).body).toMatchObject({
       code: 'validation_failed',
     });
+  });
+
+  it('answers 503 with Retry-After when PostgreSQL or Redis cannot be reached', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), {
+      code: 'ECONNREFUSED',
+    });
+    for (const error of [
+      refused,
+      Object.assign(new Error('query failed'), { driverError: refused }),
+      new Error('timeout exceeded when trying to connect'),
+      new Error('Connection terminated unexpectedly'),
+      Object.assign(new Error('the database system is shutting down'), { code: '57P03' }),
+      new Error("Stream isn't writeable and enableOfflineQueue options is false"),
+    ]) {
+      const sent = filter(error);
+      expect({ error: error.message, status: sent.status }).toEqual({
+        error: error.message,
+        status: 503,
+      });
+      expect(sent.body).toMatchObject({ code: 'unavailable' });
+      expect(sent.headers).toEqual({ 'retry-after': '5' });
+    }
+  });
+
+  it('logs a 5xx with the path only, never the query string', () => {
+    const lines: string[] = [];
+    Logger.overrideLogger({
+      log: () => undefined,
+      warn: () => undefined,
+      debug: () => undefined,
+      verbose: () => undefined,
+      error: (...parts: unknown[]) => lines.push(JSON.stringify(parts)),
+    });
+    try {
+      filter(new Error('boom'), '/webhooks/messenger?hub.verify_token=the-secret-token');
+    } finally {
+      Logger.overrideLogger(false);
+    }
+    expect(lines.join('\n')).toContain('/webhooks/messenger');
+    expect(lines.join('\n')).not.toContain('the-secret-token');
   });
 });

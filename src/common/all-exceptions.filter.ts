@@ -9,6 +9,7 @@ import {
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppException } from './app.exception.js';
 import type { ErrorCode } from './error-codes.js';
+import { isDependencyUnavailable, unavailable } from './unavailable.js';
 
 /** Codes for errors raised by the framework (routing, body parsing) rather than by our services. */
 const CODE_BY_STATUS: Partial<Record<number, ErrorCode>> = {
@@ -110,6 +111,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   private toAppException(exception: unknown): AppException {
     if (exception instanceof AppException) return exception;
+    // PostgreSQL or Redis away: a retry later will do, so say so (not 500).
+    if (isDependencyUnavailable(exception)) return unavailable();
     if (exception instanceof HttpException) {
       // Fastify's own errors (body parsing, limits) arrive wrapped, the original as the cause.
       if (isFrameworkError(exception.cause)) {

@@ -27,3 +27,7 @@ export const TURN_RUN_JOB = 'run';
 export interface TurnRunJob {
   turnId: string;
 }
+
+/** Records of sends the platform accepted while PostgreSQL was away: written once it is back. */
+export const OUTBOUND_RECORD_QUEUE = 'outbound-records';
+export const OUTBOUND_RECORD_JOB = 'record';

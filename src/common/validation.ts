@@ -63,21 +63,15 @@ function assertShallow(value: unknown): void {
   }
 }
 
-/** Refuses unknown top-level fields before the body is converted (which walks all of it). */
-function assertKnownFields(value: unknown, metatype: ArgumentMetadata['metatype']): void {
-  if (!metatype || !value || typeof value !== 'object' || Array.isArray(value)) return;
+/** The top-level fields of a body that its DTO does not declare. */
+function unknownFields(value: unknown, metatype: ArgumentMetadata['metatype']): string[] {
+  if (!metatype || !value || typeof value !== 'object' || Array.isArray(value)) return [];
   const known = new Set(
     getMetadataStorage()
       .getTargetValidationMetadatas(metatype, '', true, false)
       .map((rule) => rule.propertyName),
   );
-  if (known.size === 0) return;
-  const unknown = Object.keys(value).filter((key) => !known.has(key));
-  if (unknown.length > 0) {
-    throw AppException.validation(
-      unknown.map((field) => ({ field, message: 'is not an accepted field' })),
-    );
-  }
+  return known.size === 0 ? [] : Object.keys(value).filter((key) => !known.has(key));
 }
 
 /**
@@ -104,7 +98,24 @@ export class AppValidationPipe extends ValidationPipe {
       assertPrintable(value, metadata.data);
     } else if (metadata.type === 'body') {
       assertShallow(value);
-      assertKnownFields(value, metadata.metatype);
+      const unknown = unknownFields(value, metadata.metatype);
+      if (unknown.length > 0) {
+        // Unknown fields are set aside unconverted; the others are still checked,
+        // so the answer names every failing field.
+        const known = Object.fromEntries(
+          Object.entries(value as Record<string, unknown>).filter(
+            ([key]) => !unknown.includes(key),
+          ),
+        );
+        const refused = unknown.map((field) => ({ field, message: 'is not an accepted field' }));
+        try {
+          await super.transform(known, metadata);
+        } catch (error) {
+          if (!(error instanceof AppException) || !error.details) throw error;
+          throw AppException.validation([...(error.details as FieldError[]), ...refused]);
+        }
+        throw AppException.validation(refused);
+      }
     }
     return super.transform(value, metadata) as Promise<unknown>;
   }

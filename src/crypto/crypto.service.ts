@@ -5,7 +5,9 @@ import { AppConfig, decodeEncryptionKey } from '../config/app-config.js';
 const ALGORITHM = 'aes-256-gcm';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
-const FORMAT = 'v1';
+/** v2 binds the value to its owner (additional authenticated data); v1 did not. */
+const FORMAT = 'v2';
+const FORMATS = new Set(['v1', 'v2']);
 
 export class DecryptionError extends Error {
   constructor(reason: string) {
@@ -21,8 +23,11 @@ export function keyId(key: Buffer): string {
 
 /**
  * AES-256-GCM for secrets at rest. A value is stored as
- * `v1:<key id>:<iv>:<tag>:<ciphertext>` (base64url parts): the key id picks
- * the key to decrypt with, so older keys can stay readable after a rotation.
+ * `v2:<key id>:<iv>:<tag>:<ciphertext>` (base64url parts): the key id picks
+ * the key to decrypt with, so older keys can stay readable after a rotation,
+ * and the value is bound to its owner (`boundTo`, e.g. the instance id, as
+ * additional authenticated data): copied onto another row it does not decrypt.
+ * Values of the older format `v1` (no binding) are still read.
  */
 @Injectable()
 export class CryptoService {
@@ -40,9 +45,10 @@ export class CryptoService {
     }
   }
 
-  encrypt(plaintext: string): string {
+  encrypt(plaintext: string, boundTo: string): string {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv(ALGORITHM, this.keys.get(this.currentKeyId)!, iv);
+    cipher.setAAD(Buffer.from(boundTo, 'utf8'));
     const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
     const tag = cipher.getAuthTag();
     return [FORMAT, this.currentKeyId, iv, tag, ciphertext]
@@ -50,11 +56,14 @@ export class CryptoService {
       .join(':');
   }
 
-  /** Throws DecryptionError when the value was tampered with or its key is not configured. */
-  decrypt(stored: string): string {
+  /**
+   * Throws DecryptionError when the value was tampered with, belongs to
+   * another owner, or its key is not configured.
+   */
+  decrypt(stored: string, boundTo: string): string {
     const parts = stored.split(':');
-    if (parts.length !== 5 || parts[0] !== FORMAT) throw new DecryptionError('unknown format');
-    const [, id, ivPart, tagPart, dataPart] = parts;
+    if (parts.length !== 5 || !FORMATS.has(parts[0])) throw new DecryptionError('unknown format');
+    const [format, id, ivPart, tagPart, dataPart] = parts;
     const key = this.keys.get(id);
     if (!key) throw new DecryptionError(`key ${id} is not configured`);
     const iv = Buffer.from(ivPart, 'base64url');
@@ -64,18 +73,22 @@ export class CryptoService {
     }
     try {
       const decipher = createDecipheriv(ALGORITHM, key, iv);
+      if (format === FORMAT) decipher.setAAD(Buffer.from(boundTo, 'utf8'));
       decipher.setAuthTag(tag);
       return Buffer.concat([
         decipher.update(Buffer.from(dataPart, 'base64url')),
         decipher.final(),
       ]).toString('utf8');
     } catch {
-      throw new DecryptionError('authentication failed (tampered value or wrong key)');
+      throw new DecryptionError(
+        'authentication failed (tampered value, another owner, or wrong key)',
+      );
     }
   }
 
-  /** Whether a stored value was written with an older key and should be re-encrypted. */
+  /** Whether a stored value was written with an older key or format and should be re-encrypted. */
   needsReencryption(stored: string): boolean {
-    return stored.split(':')[1] !== this.currentKeyId;
+    const [format, id] = stored.split(':');
+    return format !== FORMAT || id !== this.currentKeyId;
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable, Logger, Module, type OnModuleInit } from '@nestjs/common';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, type DataSourceOptions } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { ApiKey } from '../auth/entities/api-key.entity.js';
 import { Instance } from '../instances/entities/instance.entity.js';
@@ -12,6 +12,7 @@ import { TemplateEvents1763913600000 } from './migrations/1763913600000-template
 import { Batches1764000000000 } from './migrations/1764000000000-batches.js';
 import { DurableTurns1764100000000 } from './migrations/1764100000000-durable-turns.js';
 import { ContactIdentities1764200000000 } from './migrations/1764200000000-contact-identities.js';
+import { TemplateEventsOnce1764300000000 } from './migrations/1764300000000-template-events-once.js';
 
 export const ENTITIES = [Instance, ApiKey, Message, Contact];
 export const MIGRATIONS = [
@@ -21,6 +22,7 @@ export const MIGRATIONS = [
   Batches1764000000000,
   DurableTurns1764100000000,
   ContactIdentities1764200000000,
+  TemplateEventsOnce1764300000000,
 ];
 
 /** Any constant: every process that migrates takes the same PostgreSQL advisory lock. */
@@ -37,7 +39,9 @@ export function typeOrmOptions(config: AppConfig): TypeOrmModuleOptions {
     logging: false,
     retryAttempts: 3,
     retryDelay: 1000,
-    extra: { max: 20, connectionTimeoutMillis: 5000 },
+    // Bounded, so a request answers 503 within 5 s when PostgreSQL is away or
+    // hangs (a connection that never answers would otherwise wait for TCP).
+    extra: { max: 20, connectionTimeoutMillis: 2000, query_timeout: 3000 },
   };
 }
 
@@ -49,24 +53,29 @@ export function typeOrmOptions(config: AppConfig): TypeOrmModuleOptions {
 export class MigrationRunner implements OnModuleInit {
   private readonly logger = new Logger('Migrations');
 
-  constructor(
-    private readonly dataSource: DataSource,
-    private readonly config: AppConfig,
-  ) {}
+  constructor(private readonly config: AppConfig) {}
 
   async onModuleInit(): Promise<void> {
     if (!this.config.DB_MIGRATIONS_RUN) return;
-    const lock = this.dataSource.createQueryRunner();
+    // Its own connection, without the request path's query timeout: a migration may take long.
+    const migrations = new DataSource({
+      ...(typeOrmOptions(this.config) as DataSourceOptions),
+      // Two: one holds the advisory lock while the other migrates.
+      extra: { max: 2, connectionTimeoutMillis: 5000 },
+    });
+    await migrations.initialize();
+    const lock = migrations.createQueryRunner();
     await lock.connect();
     try {
       await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
-      const applied = await this.dataSource.runMigrations({ transaction: 'all' });
+      const applied = await migrations.runMigrations({ transaction: 'all' });
       if (applied.length > 0) {
         this.logger.log(`applied ${applied.map((m) => m.name).join(', ')}`);
       }
     } finally {
       await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
       await lock.release();
+      await migrations.destroy();
     }
   }
 }

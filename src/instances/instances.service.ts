@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { Injectable, Logger } from '@nestjs/common';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { QueryFailedError, Repository } from 'typeorm';
 import { AppException } from '../common/app.exception.js';
@@ -32,7 +32,7 @@ function numberValues(details: PhoneNumberDetails): Partial<Instance> {
 }
 
 @Injectable()
-export class InstancesService {
+export class InstancesService implements OnApplicationBootstrap {
   private readonly logger = new Logger(InstancesService.name);
   private readonly byId = new LocalCache<Instance>(REQUEST_PATH_CACHE_TTL_MS);
   private readonly byPhoneNumberId = new LocalCache<Instance>(REQUEST_PATH_CACHE_TTL_MS);
@@ -54,14 +54,17 @@ export class InstancesService {
   async create(dto: CreateInstanceDto): Promise<Instance> {
     await this.assertNumberFree(dto.phone_number_id);
     const details = await this.platform.getPhoneNumber(dto.phone_number_id, dto.access_token);
+    // The id is chosen here: the token is encrypted bound to it.
+    const id = randomUUID();
     const instance = this.instances.create({
+      id,
       name: dto.name,
       phone_number_id: dto.phone_number_id,
       channel_account_id: dto.channel_account_id,
       business_id: dto.business_id ?? null,
       platform_app_id: dto.platform_app_id ?? null,
       token_type: dto.token_type,
-      access_token_encrypted: this.crypto.encrypt(dto.access_token),
+      access_token_encrypted: this.crypto.encrypt(dto.access_token, id),
       webhook_verify_token: randomBytes(24).toString('hex'),
       is_active: true,
       status: 'connected',
@@ -138,7 +141,7 @@ export class InstancesService {
         dto.access_token,
       );
       Object.assign(changes, numberValues(details), {
-        access_token_encrypted: this.crypto.encrypt(dto.access_token),
+        access_token_encrypted: this.crypto.encrypt(dto.access_token, instance.id),
       });
     }
     if (Object.keys(changes).length === 0) {
@@ -175,7 +178,48 @@ export class InstancesService {
 
   /** The decrypted platform token; keep it in memory only for the call that needs it. */
   accessToken(instance: Instance): string {
-    return this.crypto.decrypt(instance.access_token_encrypted);
+    return this.crypto.decrypt(instance.access_token_encrypted, instance.id);
+  }
+
+  /**
+   * At boot, tokens written under an older key (or before they were bound to
+   * their instance) are written again under the current key, so an old key
+   * can be retired once every process has started with the new one.
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    let rows: Array<Pick<Instance, 'id' | 'access_token_encrypted'>>;
+    try {
+      rows = await this.instances.query('SELECT id, access_token_encrypted FROM instances');
+    } catch (error) {
+      this.logger.error(
+        { err: (error as Error).message },
+        'access tokens not re-encrypted at boot: the database is away',
+      );
+      return;
+    }
+    let updated = 0;
+    for (const row of rows.filter((r) => this.crypto.needsReencryption(r.access_token_encrypted))) {
+      try {
+        const token = this.crypto.decrypt(row.access_token_encrypted, row.id);
+        // Only if nobody changed it meanwhile (another process, a PATCH).
+        const [, count] = await this.instances.query<[unknown[], number]>(
+          `UPDATE instances SET access_token_encrypted = $3
+           WHERE id = $1 AND access_token_encrypted = $2`,
+          [row.id, row.access_token_encrypted, this.crypto.encrypt(token, row.id)],
+        );
+        updated += count;
+      } catch (error) {
+        // One unreadable token (its key gone, or tampered with) does not stop the others.
+        this.logger.error(
+          { instanceId: row.id, err: (error as Error).message },
+          'access token could not be re-encrypted: update it with PATCH /admin/instances/{id}',
+        );
+      }
+    }
+    if (updated > 0) {
+      await this.invalidation.invalidate(INSTANCE_TOPIC, ALL_KEYS);
+      this.logger.log({ updated }, 'access tokens re-encrypted under the current key');
+    }
   }
 
   private async saveAndInvalidate(instance: Instance): Promise<Instance> {

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { AppException } from '../common/app.exception.js';
+import { unavailable } from '../common/unavailable.js';
 import { BatchWriter } from '../common/batch-writer.js';
 import { LocalCache } from '../common/local-cache.js';
 import { AppConfig } from '../config/app-config.js';
@@ -13,6 +14,9 @@ import { Message } from './entities/message.entity.js';
 
 export const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;
 const WINDOW_CACHE_TTL_MS = 60_000;
+
+/** An outbound record that cannot be written is tried again after these waits (a database blip). */
+const RECORD_RETRY_DELAYS_MS = [100, 400, 1600];
 
 /** When a contact's waiting messages arrived: the first and the last. */
 export interface AwaitingSpan {
@@ -68,13 +72,34 @@ export interface OutboundRecord {
 export class MessagesService {
   private readonly openUntil = new LocalCache<number>(WINDOW_CACHE_TTL_MS, 100_000);
   private readonly writer: BatchWriter<OutboundRecord>;
+  private probe?: Promise<void>;
 
   constructor(
     @InjectRepository(Message) private readonly messages: Repository<Message>,
     @InjectRepository(Contact) private readonly contacts: Repository<Contact>,
     private readonly config: AppConfig,
   ) {
-    this.writer = new BatchWriter((records) => this.insertOutbound(records));
+    this.writer = new BatchWriter((records) => this.storeOutbound(records), RECORD_RETRY_DELAYS_MS);
+  }
+
+  /**
+   * Throws 503 unavailable when the store cannot be reached, so a send is not
+   * made that could not be recorded. Sends that ask at the same moment share
+   * one probe, so under load it costs a fraction of a round trip each.
+   */
+  async assertReachable(): Promise<void> {
+    this.probe ??= this.messages
+      .query('SELECT 1')
+      .then(
+        () => undefined,
+        () => {
+          throw unavailable();
+        },
+      )
+      .finally(() => {
+        this.probe = undefined;
+      });
+    await this.probe;
   }
 
   /**
@@ -177,7 +202,7 @@ export class MessagesService {
    * to becomes a contact if it was not one; a user id is looked up (it may be
    * a parent id, shared by several).
    */
-  private async insertOutbound(records: OutboundRecord[]): Promise<void> {
+  async storeOutbound(records: OutboundRecord[]): Promise<void> {
     await this.messages.query(
       `INSERT INTO messages (instance_id, wamid, direction, contact, contact_id, type, body, status)
        SELECT r.instance_id, r.wamid, 'outbound', r.contact,

@@ -1,3 +1,7 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { FakePlatform, VALID_TOKEN, platformError } from '../../test/support/fake-platform.js';
 import { loadConfig } from '../config/load-config.js';
 import { backoffDelay } from '../common/backoff.js';
@@ -162,4 +166,34 @@ describe('PlatformClient retry rules', () => {
     expect(backoffDelay(10, policy, () => 1)).toBe(1000);
     expect(backoffDelay(10, policy, () => 0)).toBe(500);
   });
+
+  it('does not send on a connection idle longer than servers usually keep one', async () => {
+    // A server that keeps connections for a minute, counting them.
+    let connections = 0;
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"id":"123"}');
+    });
+    server.keepAliveTimeout = 60_000;
+    server.on('connection', () => connections++);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { config } = loadConfig({
+      NODE_ENV: 'test',
+      PLATFORM_API_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    });
+    const idle = new PlatformClient(config);
+    try {
+      await idle.getPhoneNumber('123', VALID_TOKEN);
+      await idle.getPhoneNumber('123', VALID_TOKEN);
+      expect(connections).toBe(1);
+      // Past 4 s of idleness the connection is ours to close, before a 5 s server closes it under a request.
+      await sleep(4500);
+      await idle.getPhoneNumber('123', VALID_TOKEN);
+      expect(connections).toBe(2);
+    } finally {
+      idle.onApplicationShutdown();
+      server.closeAllConnections();
+      server.close();
+    }
+  }, 10_000);
 });

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import axios, { AxiosError, type AxiosInstance, type AxiosResponse } from 'axios';
 import { AppException } from '../common/app.exception.js';
 import { backoffDelay, retryAfterMs, type Backoff } from '../common/backoff.js';
+import { keepAliveAgents } from '../common/http-agents.js';
 import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import {
@@ -118,8 +117,9 @@ type Attempt<T> = { ok: true; value: T } | FailedAttempt;
 export class PlatformClient implements OnApplicationShutdown {
   private readonly logger = new Logger(PlatformClient.name);
   private readonly http: AxiosInstance;
-  private readonly httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 256 });
-  private readonly httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 256 });
+  private readonly agents = keepAliveAgents(256);
+  private readonly httpAgent = this.agents.http;
+  private readonly httpsAgent = this.agents.https;
   retryPolicy: RetryPolicy = DEFAULT_RETRY_POLICY;
 
   constructor(
@@ -440,7 +440,7 @@ export class PlatformClient implements OnApplicationShutdown {
         platformCode: code,
         platformMessage: typeof body?.message === 'string' ? body.message : undefined,
         fbtraceId: typeof body?.fbtrace_id === 'string' ? body.fbtrace_id : undefined,
-        retryAfterSeconds: throttled ? (retryAfterSeconds(response) ?? 60) : undefined,
+        retryAfterSeconds: throttled ? retryAfterSeconds(response) : undefined,
       },
     };
   }

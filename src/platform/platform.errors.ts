@@ -11,6 +11,9 @@ export const RETRYABLE_PLATFORM_CODES: ReadonlySet<number> = new Set([
 /** Codes that mean "slow down": the final answer is 429 with Retry-After. */
 export const THROTTLING_PLATFORM_CODES: ReadonlySet<number> = new Set([4, 80007, 130429, 131056]);
 
+/** The wait suggested for throttling the platform gave no Retry-After for (the sends' pacer knows better). */
+const DEFAULT_RETRY_AFTER_S = 5;
+
 /** Token invalid or expired. */
 export const INVALID_TOKEN_PLATFORM_CODE = 190;
 
@@ -74,7 +77,7 @@ function describe(failure: PlatformFailure): string {
     return 'This message type cannot be sent to a user id (recipient): send it to the phone number (to)';
   }
   if (failure.kind === 'rate_limited') {
-    return `The platform is throttling this number${failure.platformMessage ? `: ${failure.platformMessage}` : ''}; retry after ${failure.retryAfterSeconds ?? 60} s`;
+    return `The platform is throttling this number${failure.platformMessage ? `: ${failure.platformMessage}` : ''}; retry after ${failure.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_S} s`;
   }
   if (failure.kind === 'unavailable') {
     if (failure.mayHaveBeenSent) {
@@ -119,7 +122,7 @@ export class PlatformError extends AppException {
           ]
         : undefined,
       failure.kind === 'rate_limited'
-        ? { 'retry-after': String(failure.retryAfterSeconds ?? 60) }
+        ? { 'retry-after': String(failure.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_S) }
         : undefined,
     );
     this.name = 'PlatformError';

@@ -5,48 +5,158 @@ import { AppConfig } from '../config/app-config.js';
 import { PlatformError } from '../platform/platform.errors.js';
 import { REDIS_CLIENT } from '../redis/redis.constants.js';
 
-/** A send waits at most this long for its turn; beyond it the client gets 429 at once. */
+/** A send waits at most this long for its turn; beyond it the client gets 429 with the real wait. */
 export const MAX_PACING_WAIT_MS = 5000;
 
-/** Codes after which a number (or one of its recipients) is left alone for a while. */
+/** The platform's codes for "this number is sending too fast" and "too many to this user". */
 const NUMBER_THROTTLED_CODE = 130429;
 const PAIR_THROTTLED_CODE = 131056;
 
 /**
- * GCRA over one key per number, in Redis so every process shares it.
- * Returns {0, wait ms} when a slot is reserved, {1, ms} when the number or
- * the pair is throttled, {2, ms} when the queue is longer than the max wait.
+ * After throttling without a Retry-After, a number pauses 2 s, then 4, 8… up
+ * to 60 s while throttling repeats (strikes are forgotten after 5 quiet minutes).
+ */
+const FIRST_PAUSE_MS = 2000;
+const MAX_PAUSE_MS = 60_000;
+const STRIKES_TTL_S = 300;
+
+/** Each throttling halves the number's rate (to a tenth at least); it recovers by half a rate per 30 s. */
+const RATE_CUT = 0.5;
+const MIN_RATE_FACTOR = 0.1;
+const RECOVERY_PER_MS = 0.5 / 30_000;
+
+/**
+ * After 131056, sends to that user are spaced this far apart, for 10 minutes;
+ * a send may wait a little over one interval for its turn rather than be refused.
+ */
+const PAIR_INTERVAL_MS = 6000;
+const PAIR_MAX_WAIT_MS = 7000;
+const PAIR_SLOW_TTL_S = 600;
+
+/**
+ * One send's turn, over keys shared by every process:
+ * KEYS: pace (number GCRA), pause (number paused), rate (factor, since),
+ *       pair-slow (user spaced), pair-pace (user GCRA).
+ * ARGV: interval µs at full rate, max wait ms, recovery per ms, pair interval µs,
+ *       max wait for a spaced user ms.
+ * Returns {0, wait ms} when a slot is reserved, {1, ms} while the number is
+ * paused, {2, ms} when the wait would be longer than allowed.
  */
 const ACQUIRE_SCRIPT = `
-local blocked = math.max(redis.call('PTTL', KEYS[2]), redis.call('PTTL', KEYS[3]))
-if blocked > 0 then return {1, blocked} end
+local paused = redis.call('PTTL', KEYS[2])
+if paused > 0 then return {1, paused} end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local factor = 1
+local rate = redis.call('HMGET', KEYS[3], 'f', 't')
+if rate[1] then
+  factor = math.min(1, tonumber(rate[1]) + (now - tonumber(rate[2])) / 1000 * tonumber(ARGV[3]))
+end
+local interval = tonumber(ARGV[1]) / factor
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tat < now then tat = now end
 local wait = tat - now
 if wait > tonumber(ARGV[2]) * 1000 then return {2, math.ceil(wait / 1000)} end
-local nextTat = tat + tonumber(ARGV[1])
+local pairTat = nil
+if redis.call('EXISTS', KEYS[4]) == 1 then
+  pairTat = tonumber(redis.call('GET', KEYS[5]) or '0')
+  if pairTat < now then pairTat = now end
+  if pairTat - now > tonumber(ARGV[5]) * 1000 then return {2, math.ceil((pairTat - now) / 1000)} end
+  wait = math.max(wait, pairTat - now)
+end
+local nextTat = tat + interval
 redis.call('SET', KEYS[1], string.format('%d', nextTat), 'PX', math.ceil((nextTat - now) / 1000) + 1000)
+if pairTat then
+  local nextPair = math.max(pairTat, now + wait) + tonumber(ARGV[4])
+  redis.call('SET', KEYS[5], string.format('%d', nextPair), 'PX', math.ceil((nextPair - now) / 1000) + 1000)
+end
 return {0, math.floor(wait / 1000)}
+`;
+
+/**
+ * The number was throttled (130429): pause it for the platform's Retry-After,
+ * or for a pause that doubles with each strike, and cut its rate.
+ * KEYS: pause, strikes, rate. ARGV: retry-after ms (0: none), first pause ms,
+ * max pause ms, strikes ttl s, rate cut, min factor, recovery per ms.
+ * Returns the pause in ms.
+ */
+const NUMBER_THROTTLED_SCRIPT = `
+local strikes = redis.call('INCR', KEYS[2])
+redis.call('EXPIRE', KEYS[2], ARGV[4])
+local pause = tonumber(ARGV[1])
+if pause <= 0 then
+  pause = math.min(tonumber(ARGV[3]), tonumber(ARGV[2]) * 2 ^ (strikes - 1))
+end
+redis.call('SET', KEYS[1], '1', 'PX', math.ceil(pause))
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local factor = 1
+local rate = redis.call('HMGET', KEYS[3], 'f', 't')
+if rate[1] then
+  factor = math.min(1, tonumber(rate[1]) + (now - tonumber(rate[2])) / 1000 * tonumber(ARGV[7]))
+end
+factor = math.max(tonumber(ARGV[6]), factor * tonumber(ARGV[5]))
+redis.call('HSET', KEYS[3], 'f', tostring(factor), 't', string.format('%d', now))
+redis.call('EXPIRE', KEYS[3], 3600)
+return math.ceil(pause)
+`;
+
+/**
+ * Too many messages to one user (131056): from now on that user's sends are
+ * spaced. KEYS: pair-slow, pair-pace. ARGV: pair interval µs, slow ttl s.
+ * Returns the wait before the next send to the user may go, in ms.
+ */
+const PAIR_THROTTLED_SCRIPT = `
+redis.call('SET', KEYS[1], '1', 'EX', ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local nextPair = now + tonumber(ARGV[1])
+redis.call('SET', KEYS[2], string.format('%d', nextPair), 'PX', math.ceil(tonumber(ARGV[1]) / 1000) + 1000)
+return math.ceil(tonumber(ARGV[1]) / 1000)
 `;
 
 type Acquired = [state: 0 | 1 | 2, ms: number];
 
 type PacingRedis = Redis & {
   acquireSendSlot(
-    paceKey: string,
-    numberThrottleKey: string,
-    pairThrottleKey: string,
+    pace: string,
+    pause: string,
+    rate: string,
+    pairSlow: string,
+    pairPace: string,
     intervalMicros: number,
     maxWaitMs: number,
+    recoveryPerMs: number,
+    pairIntervalMicros: number,
+    pairMaxWaitMs: number,
   ): Promise<Acquired>;
+  numberThrottled(
+    pause: string,
+    strikes: string,
+    rate: string,
+    retryAfterMs: number,
+    firstPauseMs: number,
+    maxPauseMs: number,
+    strikesTtlS: number,
+    rateCut: number,
+    minFactor: number,
+    recoveryPerMs: number,
+  ): Promise<number>;
+  pairThrottled(
+    pairSlow: string,
+    pairPace: string,
+    intervalMicros: number,
+    ttlS: number,
+  ): Promise<number>;
 };
 
 /**
  * Paces sends per phone number to PLATFORM_SEND_RATE across all processes, so
- * bursts queue briefly instead of drawing throttling errors, and keeps away
- * from a number (or recipient) the platform said is throttled.
+ * bursts queue briefly instead of drawing throttling errors, and adapts when
+ * the platform throttles anyway: a number is paused for its Retry-After (or
+ * briefly, longer only as throttling repeats) and slowed, recovering
+ * gradually; a user the platform says gets too much is written to more
+ * slowly rather than refused. A 429's Retry-After is the real wait.
  */
 @Injectable()
 export class SendPacer {
@@ -60,25 +170,36 @@ export class SendPacer {
   ) {
     // Sent by SHA (EVALSHA) after the first call.
     if (typeof (redis as Partial<PacingRedis>).acquireSendSlot !== 'function') {
-      redis.defineCommand('acquireSendSlot', { numberOfKeys: 3, lua: ACQUIRE_SCRIPT });
+      redis.defineCommand('acquireSendSlot', { numberOfKeys: 5, lua: ACQUIRE_SCRIPT });
+      redis.defineCommand('numberThrottled', { numberOfKeys: 3, lua: NUMBER_THROTTLED_SCRIPT });
+      redis.defineCommand('pairThrottled', { numberOfKeys: 2, lua: PAIR_THROTTLED_SCRIPT });
     }
     this.intervalMicros = Math.max(1, Math.round(1_000_000 / config.PLATFORM_SEND_RATE));
   }
 
-  /** Runs `send` when the number's turn comes; remembers throttling the platform reports. */
+  /** Runs `send` when the number's (and the recipient's) turn comes; adapts to throttling. */
   async run<T>(phoneNumberId: string, recipient: string, send: () => Promise<T>): Promise<T> {
     await this.waitForTurn(phoneNumberId, recipient);
     try {
       return await send();
     } catch (error) {
-      if (error instanceof PlatformError)
-        await this.rememberThrottling(error, phoneNumberId, recipient);
+      if (error instanceof PlatformError) {
+        const waitMs = await this.rememberThrottling(error, phoneNumberId, recipient);
+        // The platform's code and trace stay; the Retry-After is the wait now in force.
+        if (waitMs !== null) {
+          throw new PlatformError({
+            ...error.failure,
+            kind: 'rate_limited',
+            retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)),
+          });
+        }
+      }
       throw error;
     }
   }
 
   private async waitForTurn(phoneNumberId: string, recipient: string): Promise<void> {
-    const deadline = Date.now() + MAX_PACING_WAIT_MS;
+    const deadline = Date.now() + PAIR_MAX_WAIT_MS;
     for (;;) {
       const acquired = await this.acquire(phoneNumberId, recipient);
       if (!acquired) return;
@@ -87,7 +208,7 @@ export class SendPacer {
         if (ms > 0) await sleep(ms);
         return;
       }
-      if (Date.now() + ms > deadline) throw this.rateLimited(ms);
+      if (state === 2 || Date.now() + ms > deadline) throw this.rateLimited(ms);
       await sleep(ms);
     }
   }
@@ -97,10 +218,15 @@ export class SendPacer {
     try {
       return await this.redis.acquireSendSlot(
         this.key('pace', phoneNumberId),
-        this.key('throttled', phoneNumberId),
-        this.key('throttled', phoneNumberId, recipient),
+        this.key('pause', phoneNumberId),
+        this.key('rate', phoneNumberId),
+        this.key('pair-slow', phoneNumberId, recipient),
+        this.key('pair-pace', phoneNumberId, recipient),
         this.intervalMicros,
         MAX_PACING_WAIT_MS,
+        RECOVERY_PER_MS,
+        PAIR_INTERVAL_MS * 1000,
+        PAIR_MAX_WAIT_MS,
       );
     } catch {
       if (Date.now() - this.lastRedisWarning > 10_000) {
@@ -111,19 +237,45 @@ export class SendPacer {
     }
   }
 
+  /** The wait the platform's throttling calls for, in ms; null when it was not throttling. */
   private async rememberThrottling(
     error: PlatformError,
     phoneNumberId: string,
     recipient: string,
-  ): Promise<void> {
+  ): Promise<number | null> {
     const { platformCode, retryAfterSeconds } = error.failure;
-    if (platformCode !== NUMBER_THROTTLED_CODE && platformCode !== PAIR_THROTTLED_CODE) return;
-    const key =
-      platformCode === NUMBER_THROTTLED_CODE
-        ? this.key('throttled', phoneNumberId)
-        : this.key('throttled', phoneNumberId, recipient);
-    const seconds = Math.max(1, retryAfterSeconds ?? 60);
-    await this.redis.set(key, '1', 'EX', seconds).catch(() => undefined);
+    try {
+      if (platformCode === NUMBER_THROTTLED_CODE) {
+        const pauseMs = await this.redis.numberThrottled(
+          this.key('pause', phoneNumberId),
+          this.key('strikes', phoneNumberId),
+          this.key('rate', phoneNumberId),
+          (retryAfterSeconds ?? 0) * 1000,
+          FIRST_PAUSE_MS,
+          MAX_PAUSE_MS,
+          STRIKES_TTL_S,
+          RATE_CUT,
+          MIN_RATE_FACTOR,
+          RECOVERY_PER_MS,
+        );
+        this.logger.warn(
+          { phoneNumberId, pauseMs },
+          'the platform throttled the number: pausing it',
+        );
+        return pauseMs;
+      }
+      if (platformCode === PAIR_THROTTLED_CODE) {
+        return await this.redis.pairThrottled(
+          this.key('pair-slow', phoneNumberId, recipient),
+          this.key('pair-pace', phoneNumberId, recipient),
+          PAIR_INTERVAL_MS * 1000,
+          PAIR_SLOW_TTL_S,
+        );
+      }
+    } catch {
+      // Redis away: the platform's own answer stands.
+    }
+    return null;
   }
 
   private rateLimited(waitMs: number): PlatformError {

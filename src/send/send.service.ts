@@ -9,6 +9,7 @@ import {
   type SendRequests,
 } from '../platform/outbound-message.builder.js';
 import { PlatformClient } from '../platform/platform-client.service.js';
+import { OutboundRecordQueue } from './outbound-records.js';
 import { SendPacer } from './send-pacer.service.js';
 
 /** The one path every outbound message takes: /send/*, and later the agent's answers. */
@@ -22,6 +23,7 @@ export class SendService {
     private readonly platform: PlatformClient,
     private readonly pacer: SendPacer,
     private readonly metrics: MetricsService,
+    private readonly parked: OutboundRecordQueue,
   ) {}
 
   /** Sends one message as the instance; returns its wamid. */
@@ -32,6 +34,8 @@ export class SendService {
   ): Promise<string> {
     const recipient = recipientOf(request);
     if (kind !== 'template') await this.messages.assertWindowOpen(instance.id, recipient);
+    // Nothing goes out that could not be recorded: with the store away, 503 and no send.
+    await this.messages.assertReachable();
     const message = buildPlatformMessage(kind, request);
     const token = this.instances.accessToken(instance);
     const wamid = await this.pacer.run(instance.phone_number_id, addressOf(recipient), () =>
@@ -41,19 +45,21 @@ export class SendService {
     // The request as the client sent it, less the routing field.
     const body = JSON.parse(JSON.stringify(request)) as Record<string, unknown>;
     delete body.instance_id;
+    const record = { instanceId: instance.id, recipient, type: kind, body, wamid };
     try {
-      await this.messages.recordOutbound({
-        instanceId: instance.id,
-        recipient,
-        type: kind,
-        body,
-        wamid,
-      });
+      await this.messages.recordOutbound(record);
     } catch (error) {
       // The message went out: answering an error would invite a duplicate resend.
-      this.logger.error(
+      // The record waits in Redis until PostgreSQL takes it.
+      await this.parked.park(record).catch((parkError: unknown) => {
+        this.logger.error(
+          { instanceId: instance.id, wamid, err: (parkError as Error).message },
+          'a sent message could not be recorded anywhere',
+        );
+      });
+      this.logger.warn(
         { instanceId: instance.id, wamid, err: (error as Error).message },
-        'sent message could not be stored',
+        'sent message recorded later: the database is away',
       );
     }
     return wamid;

@@ -339,10 +339,12 @@ export class InboundService {
       fitText(value.reason, 4096),
       messageTime(time, receivedAt),
     ];
+    // A re-sent event is the same event: stored once.
     await this.db.query(
       `INSERT INTO template_events
          (channel_account_id, template_id, template_name, template_language, event, reason, event_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (template_id, event, event_at) DO NOTHING`,
       params,
     );
     await this.db.query(

@@ -1,0 +1,16 @@
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+
+/**
+ * How long an idle keep-alive connection is kept. Servers commonly close
+ * theirs after 5 s (Node's default); a request sent on a connection the server
+ * is closing meets a reset, which for a send is "may have been sent". Closing
+ * ours first (Node also honours a shorter `Keep-Alive: timeout` hint) avoids it.
+ */
+const IDLE_SOCKET_MS = 4000;
+
+/** Keep-alive agents for an outbound client, with a bounded idle time. */
+export function keepAliveAgents(maxSockets = Infinity): { http: HttpAgent; https: HttpsAgent } {
+  const options = { keepAlive: true, maxSockets, timeout: IDLE_SOCKET_MS };
+  return { http: new HttpAgent(options), https: new HttpsAgent(options) };
+}

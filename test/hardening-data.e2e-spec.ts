@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import { keyId } from '../src/crypto/crypto.service.js';
+import { FakePlatform } from './support/fake-platform.js';
+import {
+  TestDatabase,
+  adminToken,
+  createInstance,
+  http,
+  startTestApp,
+} from './support/test-app.js';
+
+describe('access tokens at rest', () => {
+  let db: TestDatabase;
+  let platform: FakePlatform;
+
+  beforeAll(async () => {
+    db = await TestDatabase.create();
+    platform = await FakePlatform.start();
+  });
+
+  afterAll(async () => {
+    await platform.stop();
+    await db.drop();
+  });
+
+  const base = () => ({ DATABASE_URL: db.url, PLATFORM_API_URL: platform.url });
+  const keyFor = async (url: string, jwt: string, instanceId: string) =>
+    (
+      await http<{ key: string }>(url, 'POST', '/admin/api-keys', {
+        token: jwt,
+        body: { name: 'k', instance_id: instanceId },
+      })
+    ).body.key;
+
+  it("binds each token to its instance: copied onto another instance's row, it is not used", async () => {
+    const service = await startTestApp(base());
+    try {
+      const jwt = await adminToken(service.url);
+      const first = await createInstance(service.url, jwt, '106540352201001');
+      const second = await createInstance(service.url, jwt, '106540352201002');
+      await db.query(
+        `UPDATE instances SET access_token_encrypted =
+           (SELECT access_token_encrypted FROM instances WHERE id = $1) WHERE id = $2`,
+        [first, second],
+      );
+      platform.reset();
+      const key = await keyFor(service.url, jwt, second);
+      const answer = await http(service.url, 'GET', '/instance/phone_numbers', { token: key });
+      expect(answer.status).toBe(500);
+      expect(answer.body).toMatchObject({ code: 'internal_error' });
+      expect(platform.requests).toHaveLength(0);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('re-encrypts tokens under the current key at boot, so the old key can be retired', async () => {
+    const [oldKey, newKey] = [randomBytes(32).toString('hex'), randomBytes(32).toString('hex')];
+    const prefix = `rot${randomBytes(4).toString('hex')}`;
+    const first = await startTestApp({ ...base(), REDIS_PREFIX: prefix, ENCRYPTION_KEY: oldKey });
+    const jwt = await adminToken(first.url);
+    const instanceId = await createInstance(first.url, jwt, '106540352201003');
+    const apiKey = await keyFor(first.url, jwt, instanceId);
+    await first.close();
+    const stored = async () =>
+      (
+        await db.query<{ access_token_encrypted: string }>(
+          'SELECT access_token_encrypted FROM instances WHERE id = $1',
+          [instanceId],
+        )
+      )[0].access_token_encrypted;
+    expect((await stored()).split(':')[1]).toBe(keyId(Buffer.from(oldKey, 'hex')));
+
+    const rotating = await startTestApp({
+      ...base(),
+      REDIS_PREFIX: prefix,
+      ENCRYPTION_KEY: newKey,
+      ENCRYPTION_PREVIOUS_KEYS: oldKey,
+    });
+    await rotating.close();
+    expect((await stored()).split(':').slice(0, 2)).toEqual([
+      'v2',
+      keyId(Buffer.from(newKey, 'hex')),
+    ]);
+
+    const retired = await startTestApp({ ...base(), REDIS_PREFIX: prefix, ENCRYPTION_KEY: newKey });
+    try {
+      const answer = await http(retired.url, 'GET', '/instance/phone_numbers', { token: apiKey });
+      expect(answer.status).toBe(200);
+    } finally {
+      await retired.close();
+    }
+  });
+});
