@@ -1,24 +1,29 @@
 import autocannon from 'autocannon';
 import { TestDatabase, freePort, testEnvironment } from '../test/support/test-app.js';
-import { PLATFORM_TOKEN, json, startService, startZeroLatencyPlatform } from './support.js';
-
-export interface BenchResult {
-  name: string;
-  requestsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  requests: number;
-  non2xx: number;
-  errors: number;
-  rssMiB: number;
-  peakRssMiB: number;
-  extra?: Record<string, number | string>;
-}
+import {
+  PLATFORM_TOKEN,
+  json,
+  startBaseline,
+  startService,
+  startZeroLatencyPlatform,
+} from './support.js';
+import type { Comparison } from './webhook.bench.js';
 
 const RECIPIENT = '5511999990000';
 
-/** POST /send/text at concurrency 50 against a zero-latency platform. */
-export async function benchSend(durationSeconds: number): Promise<BenchResult> {
+function sendLoad(url: string, key: string, duration: number) {
+  return autocannon({
+    url: `${url}/send/text`,
+    method: 'POST',
+    connections: 50,
+    duration,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+    body: JSON.stringify({ to: RECIPIENT, body: 'Hello from the benchmark' }),
+  });
+}
+
+/** POST /send/text at concurrency 50 against a zero-latency platform, beside a bare sender. */
+export async function benchSend(durationSeconds: number): Promise<Comparison> {
   const db = await TestDatabase.create();
   const platform = await startZeroLatencyPlatform();
   const env = testEnvironment({
@@ -35,74 +40,92 @@ export async function benchSend(durationSeconds: number): Promise<BenchResult> {
     API_KEY_RATE_LIMIT: '1000000',
     API_KEY_RATE_BURST: '1000000',
   }) as Record<string, string>;
-  const service = await startService(env);
   try {
-    const { token } = await json<{ token: string }>(`${service.url}/admin/auth/login`, 'POST', {
-      username: env.ADMIN_USERNAME,
-      password: env.ADMIN_PASSWORD,
-    });
-    const instance = await json<{ id: string }>(
-      `${service.url}/admin/instances`,
-      'POST',
-      {
-        name: 'bench',
-        phone_number_id: '400000000001',
-        channel_account_id: '400000000002',
-        access_token: PLATFORM_TOKEN,
-        token_type: 'system_user',
-      },
-      token,
-    );
-    const { key } = await json<{ key: string }>(
-      `${service.url}/admin/api-keys`,
-      'POST',
-      { name: 'bench', instance_id: instance.id },
-      token,
-    );
-    // The recipient wrote recently: the service window check runs and passes.
-    await db.query(
-      `INSERT INTO contacts (instance_id, wa_id, last_inbound_at) VALUES ($1, $2, now())`,
-      [instance.id, RECIPIENT],
-    );
-
-    const options = {
-      url: `${service.url}/send/text`,
-      method: 'POST' as const,
-      connections: 50,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-      body: JSON.stringify({ to: RECIPIENT, body: 'Hello from the benchmark' }),
-    };
-    await autocannon({ ...options, duration: 3 }); // warm-up
-    const result = await autocannon({ ...options, duration: durationSeconds });
-    const memory = service.memory();
-    // Sends in flight when the run stopped are recorded a moment later.
-    const stored = async () =>
-      Number(
-        (
-          await db.query<{ count: string }>(
-            "SELECT count(*) FROM messages WHERE direction = 'outbound'",
-          )
-        )[0].count,
+    const service = await startService(env);
+    let result;
+    let memory;
+    let stored = 0;
+    let sentBefore = 0;
+    try {
+      const { token } = await json<{ token: string }>(`${service.url}/admin/auth/login`, 'POST', {
+        username: env.ADMIN_USERNAME,
+        password: env.ADMIN_PASSWORD,
+      });
+      const instance = await json<{ id: string }>(
+        `${service.url}/admin/instances`,
+        'POST',
+        {
+          name: 'bench',
+          phone_number_id: '400000000001',
+          channel_account_id: '400000000002',
+          access_token: PLATFORM_TOKEN,
+          token_type: 'system_user',
+        },
+        token,
       );
-    let count = await stored();
-    for (let i = 0; i < 50 && count < platform.sends(); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      count = await stored();
+      const { key } = await json<{ key: string }>(
+        `${service.url}/admin/api-keys`,
+        'POST',
+        { name: 'bench', instance_id: instance.id },
+        token,
+      );
+      // The recipient wrote recently: the service window check runs and passes.
+      await db.query(
+        `INSERT INTO contacts (instance_id, wa_id, last_inbound_at) VALUES ($1, $2, now())`,
+        [instance.id, RECIPIENT],
+      );
+      await sendLoad(service.url, key, 3); // warm-up
+      result = await sendLoad(service.url, key, durationSeconds);
+      memory = service.memory();
+      // Sends in flight when the run stopped are recorded a moment later.
+      const count = async () =>
+        Number(
+          (
+            await db.query<{ count: string }>(
+              "SELECT count(*) FROM messages WHERE direction = 'outbound'",
+            )
+          )[0].count,
+        );
+      stored = await count();
+      for (let i = 0; i < 50 && stored < platform.sends(); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        stored = await count();
+      }
+      sentBefore = platform.sends();
+    } finally {
+      await service.stop();
     }
+    const bare = await startBaseline('send-server', {
+      PORT: String(await freePort()),
+      KEY: 'bare-bench-key',
+      REDIS_URL: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      DATABASE_URL: db.url,
+      PLATFORM_URL: platform.url,
+    });
+    let baseline;
+    try {
+      await sendLoad(bare.url, 'bare-bench-key', 3);
+      baseline = await sendLoad(bare.url, 'bare-bench-key', durationSeconds);
+    } finally {
+      await bare.stop();
+    }
+    const serviceRate = Math.round(result.requests.average);
+    const baselineRate = Math.round(baseline.requests.average);
     return {
-      name: 'POST /send/text (c=50)',
-      requestsPerSecond: Math.round(result.requests.average),
-      p50Ms: result.latency.p50,
-      p99Ms: result.latency.p99,
-      requests: result.requests.total,
-      non2xx: result.non2xx,
-      errors: result.errors + result.timeouts,
-      rssMiB: memory.rssMiB,
-      peakRssMiB: memory.peakMiB,
-      extra: { storedMessages: Number(count), platformSends: platform.sends() },
+      name: 'POST /send/text/s (c=50, window check and pacing on, zero-latency platform)',
+      unit: 'req/s',
+      service: serviceRate,
+      baseline: baselineRate,
+      ratio: serviceRate / baselineRate,
+      details: {
+        'service p50/p99 ms': `${result.latency.p50} / ${result.latency.p99}`,
+        'baseline p50/p99 ms': `${baseline.latency.p50} / ${baseline.latency.p99}`,
+        'service non-2xx': result.non2xx + result.errors,
+        'service RSS MiB': memory.rssMiB,
+        'sent by the platform / stored': `${sentBefore} / ${stored}`,
+      },
     };
   } finally {
-    await service.stop();
     await platform.close();
     await db.drop();
   }

@@ -55,13 +55,37 @@ export interface ServiceProcess {
 }
 
 /** Runs the built service (dist/main.js) as its own process; its logs go to /dev/null. */
-export async function startService(env: Record<string, string>): Promise<ServiceProcess> {
+export async function startService(
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<ServiceProcess> {
   const devNull = openSync('/dev/null', 'w');
-  const child: ChildProcess = spawn(process.execPath, ['dist/main.js'], {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, 'dist/main.js'], {
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', devNull, devNull],
   });
-  const url = `http://${env.HOST}:${env.PORT}`;
+  return watch(child, `http://${env.HOST}:${env.PORT}`);
+}
+
+/** Runs one of the bare baselines (bench/baselines) as its own process, until it says ready. */
+export async function startBaseline(
+  name: 'ack-server' | 'worker' | 'send-server',
+  env: Record<string, string>,
+): Promise<ServiceProcess> {
+  const child: ChildProcess = spawn(process.execPath, [`dist-tools/bench/baselines/${name}.js`], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('ready')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`baseline ${name} exited with ${code}`)));
+  });
+  return processHandle(child, `http://127.0.0.1:${env.PORT ?? 0}`);
+}
+
+async function watch(child: ChildProcess, url: string): Promise<ServiceProcess> {
   for (let i = 0; i < 200; i++) {
     const up = await fetch(`${url}/health/live`).then(
       (r) => r.ok,
@@ -71,6 +95,10 @@ export async function startService(env: Record<string, string>): Promise<Service
     if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}`);
     await sleep(100);
   }
+  return processHandle(child, url);
+}
+
+function processHandle(child: ChildProcess, url: string): ServiceProcess {
   const pid = child.pid!;
   return {
     url,

@@ -1,20 +1,38 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
+import { Redis } from 'ioredis';
 import { TestDatabase, freePort, testEnvironment } from '../test/support/test-app.js';
-import type { BenchResult } from './send.bench.js';
-import { PLATFORM_TOKEN, json, startService, startZeroLatencyPlatform } from './support.js';
+import {
+  PLATFORM_TOKEN,
+  json,
+  startBaseline,
+  startService,
+  startZeroLatencyPlatform,
+  type ServiceProcess,
+} from './support.js';
 
 const SECRET = 'bench-app-secret';
 const PHONE_NUMBER_ID = '410000000001';
 const CONTACTS = 500;
 
-/** Counts the message ids the agent is given (answers 204: nothing to send back). */
+export interface Comparison {
+  name: string;
+  unit: string;
+  service: number;
+  baseline: number;
+  /** Service over baseline: the higher, the better. */
+  ratio: number;
+  details: Record<string, number | string>;
+}
+
+/** Counts the message ids the agent is given and answers each turn with a short reply. */
 async function startCountingAgent() {
   const seen = new Map<string, number>();
+  let turns = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -22,15 +40,22 @@ async function startCountingAgent() {
       const body = JSON.parse(Buffer.concat(chunks).toString()) as {
         messages: Array<{ id: string }>;
       };
+      turns++;
       for (const message of body.messages) seen.set(message.id, (seen.get(message.id) ?? 0) + 1);
-      res.writeHead(204).end();
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"reply":"ok"}');
     });
   });
+  server.keepAliveTimeout = 60_000;
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/agent`,
     seen,
+    turns: () => turns,
+    reset: () => {
+      seen.clear();
+      turns = 0;
+    },
     close: async () => {
       server.closeAllConnections();
       server.close();
@@ -39,145 +64,343 @@ async function startCountingAgent() {
   };
 }
 
-/** Signed deliveries at concurrency 50: acknowledgements/s and latency, then exactly-once to the agent. */
-export async function benchWebhook(durationSeconds: number): Promise<BenchResult> {
-  const db = await TestDatabase.create();
-  const platform = await startZeroLatencyPlatform();
-  const agent = await startCountingAgent();
-  const shared = testEnvironment({
+/** Signed deliveries, one new message each, spread over CONTACTS contacts. */
+function deliveries() {
+  let sequence = 0;
+  const ids: string[] = [];
+  const run = randomBytes(3).toString('hex');
+  const next = (): { body: string; signature: string } => {
+    const n = ++sequence;
+    const from = `55119${String(n % CONTACTS).padStart(8, '0')}`;
+    const id = `wamid.bench${run}-${n}`;
+    ids.push(id);
+    const body = JSON.stringify({
+      object: 'messenger_business_account',
+      entry: [
+        {
+          id: '410000000002',
+          changes: [
+            {
+              field: 'messages',
+              value: {
+                messaging_product: 'messenger',
+                metadata: { display_phone_number: '15550100', phone_number_id: PHONE_NUMBER_ID },
+                contacts: [{ wa_id: from, profile: { name: `User ${n % CONTACTS}` } }],
+                messages: [
+                  {
+                    from,
+                    id,
+                    timestamp: String(Math.floor(Date.now() / 1000)),
+                    type: 'text',
+                    text: { body: `message ${n}` },
+                  },
+                ],
+              },
+            },
+          ],
+        },
+      ],
+    });
+    return {
+      body,
+      signature: `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`,
+    };
+  };
+  return { next, ids };
+}
+
+/** POSTs signed deliveries at concurrency 50, for a duration or a number of requests. */
+function load(
+  url: string,
+  next: () => { body: string; signature: string },
+  limit: { duration?: number; amount?: number },
+) {
+  return autocannon({
+    url: `${url}/webhooks/messenger`,
+    connections: 50,
+    ...limit,
+    requests: [
+      {
+        method: 'POST',
+        setupRequest: (request) => {
+          const { body, signature } = next();
+          return {
+            ...request,
+            body,
+            headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature },
+          };
+        },
+      },
+    ],
+  });
+}
+
+function serviceEnvironment(db: TestDatabase, platformUrl: string, agentUrl: string) {
+  return testEnvironment({
     NODE_ENV: 'production',
     METRICS_TOKEN: 'bench-metrics-token-0123456789',
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
     HOST: '127.0.0.1',
     DATABASE_URL: db.url,
-    PLATFORM_API_URL: platform.url,
+    PLATFORM_API_URL: platformUrl,
     PLATFORM_APP_SECRET: SECRET,
-    AGENT_MODULE_URL: agent.url,
+    // The platform's 80/s per number is policy, not cost: not binding here.
+    PLATFORM_SEND_RATE: '1000000',
+    AGENT_MODULE_URL: agentUrl,
     AGENT_TYPING_INDICATOR: 'false',
     MESSAGE_BUFFER_DELAY: '0.5',
     MESSAGE_BUFFER_MAX_WAIT: '5',
   }) as Record<string, string>;
-  const api = await startService({ ...shared, APP_ROLE: 'api', PORT: String(await freePort()) });
-  // BENCH_WORKER=during runs the worker alongside the acknowledgements (both on
-  // this 2-core machine); by default it starts after them and drains the backlog,
-  // as an api pod and a worker pod on separate machines would not compete.
-  const workerDuring = process.env.BENCH_WORKER === 'during';
-  const startWorker = async () =>
-    startService({ ...shared, APP_ROLE: 'worker', PORT: String(await freePort()) });
-  let worker = workerDuring ? await startWorker() : undefined;
+}
+
+async function connectInstance(api: ServiceProcess, env: Record<string, string>): Promise<void> {
+  const { token } = await json<{ token: string }>(`${api.url}/admin/auth/login`, 'POST', {
+    username: env.ADMIN_USERNAME,
+    password: env.ADMIN_PASSWORD,
+  });
+  await json(
+    `${api.url}/admin/instances`,
+    'POST',
+    {
+      name: 'bench',
+      phone_number_id: PHONE_NUMBER_ID,
+      channel_account_id: '410000000002',
+      access_token: PLATFORM_TOKEN,
+      token_type: 'system_user',
+    },
+    token,
+  );
+}
+
+/** Webhook acknowledgements/s of an `api` process, beside a bare Fastify doing HMAC + parse + LPUSH. */
+export async function benchAck(durationSeconds: number): Promise<Comparison> {
+  const db = await TestDatabase.create();
+  const platform = await startZeroLatencyPlatform();
+  const agent = await startCountingAgent();
+  const env = serviceEnvironment(db, platform.url, agent.url);
+  const redis = new Redis(env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const list = `${env.REDIS_PREFIX}:bare-acks`;
   try {
-    const { token } = await json<{ token: string }>(`${api.url}/admin/auth/login`, 'POST', {
-      username: shared.ADMIN_USERNAME,
-      password: shared.ADMIN_PASSWORD,
-    });
-    await json(
-      `${api.url}/admin/instances`,
-      'POST',
-      {
-        name: 'bench',
-        phone_number_id: PHONE_NUMBER_ID,
-        channel_account_id: '410000000002',
-        access_token: PLATFORM_TOKEN,
-        token_type: 'system_user',
-      },
-      token,
+    const api = await startService(
+      { ...env, APP_ROLE: 'api', PORT: String(await freePort()) },
+      process.env.BENCH_PROFILE === '1'
+        ? ['--cpu-prof', '--cpu-prof-dir=bench/results/profiles']
+        : [],
     );
-
-    let sequence = 0;
-    const delivered = new Set<string>();
-    const nextDelivery = (): { body: string; signature: string } => {
-      const n = ++sequence;
-      const from = `55119${String(n % CONTACTS).padStart(8, '0')}`;
-      const id = `wamid.bench${n}`;
-      delivered.add(id);
-      const body = JSON.stringify({
-        object: 'messenger_business_account',
-        entry: [
-          {
-            id: '410000000002',
-            changes: [
-              {
-                field: 'messages',
-                value: {
-                  messaging_product: 'messenger',
-                  metadata: { display_phone_number: '15550100', phone_number_id: PHONE_NUMBER_ID },
-                  contacts: [{ wa_id: from, profile: { name: `User ${n % CONTACTS}` } }],
-                  messages: [
-                    {
-                      from,
-                      id,
-                      timestamp: String(Math.floor(Date.now() / 1000)),
-                      type: 'text',
-                      text: { body: `message ${n}` },
-                    },
-                  ],
-                },
-              },
-            ],
-          },
-        ],
-      });
-      return {
-        body,
-        signature: `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`,
+    let service;
+    try {
+      await connectInstance(api, env);
+      const traffic = deliveries();
+      await load(api.url, traffic.next, { duration: 3 }); // warm-up
+      service = {
+        result: await load(api.url, traffic.next, { duration: durationSeconds }),
+        memory: api.memory(),
       };
-    };
-    const run = (duration: number) =>
-      autocannon({
-        url: `${api.url}/webhooks/messenger`,
-        connections: 50,
-        duration,
-        requests: [
-          {
-            method: 'POST',
-            setupRequest: (request) => {
-              const { body, signature } = nextDelivery();
-              return {
-                ...request,
-                body,
-                headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature },
-              };
-            },
-          },
-        ],
-      });
-    await run(3); // warm-up (its messages are checked too)
-    const result = await run(durationSeconds);
-    const memory = api.memory();
-
-    // Every acknowledged message must reach the agent once: wait for the workers to drain.
-    const drainStarted = Date.now();
-    worker ??= await startWorker();
-    const deadline = Date.now() + 300_000;
-    while (Date.now() < deadline && [...delivered].some((id) => !agent.seen.has(id)))
-      await sleep(500);
-    const drainSeconds = Math.round((Date.now() - drainStarted) / 1000);
-    await sleep(2000);
-    const missing = [...delivered].filter((id) => !agent.seen.has(id)).length;
-    const repeated = [...agent.seen.values()].filter((count) => count > 1).length;
+    } finally {
+      await api.stop();
+    }
+    const port = String(await freePort());
+    const bare = await startBaseline('ack-server', {
+      PORT: port,
+      SECRET,
+      REDIS_URL: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      LIST: list,
+    });
+    let baseline;
+    try {
+      const traffic = deliveries();
+      await load(bare.url, traffic.next, { duration: 3 });
+      baseline = await load(bare.url, traffic.next, { duration: durationSeconds });
+    } finally {
+      await bare.stop();
+    }
+    const serviceRate = Math.round(service.result.requests.average);
+    const baselineRate = Math.round(baseline.requests.average);
     return {
-      name: `POST /webhooks/messenger (c=50, signed; worker ${workerDuring ? 'running alongside' : 'started after'})`,
-      requestsPerSecond: Math.round(result.requests.average),
-      p50Ms: result.latency.p50,
-      p99Ms: result.latency.p99,
-      requests: result.requests.total,
-      non2xx: result.non2xx,
-      errors: result.errors + result.timeouts,
-      rssMiB: memory.rssMiB,
-      peakRssMiB: memory.peakMiB,
-      extra: {
-        deliveredMessages: delivered.size,
-        agentReceived: agent.seen.size,
-        lost: missing,
-        givenTwice: repeated,
-        drainSeconds,
+      name: 'webhook acknowledgements/s (APP_ROLE=api, c=50, signed, one new message each)',
+      unit: 'acks/s',
+      service: serviceRate,
+      baseline: baselineRate,
+      ratio: serviceRate / baselineRate,
+      details: {
+        'service p50/p99 ms': `${service.result.latency.p50} / ${service.result.latency.p99}`,
+        'baseline p50/p99 ms': `${baseline.latency.p50} / ${baseline.latency.p99}`,
+        'service non-2xx': service.result.non2xx + service.result.errors,
+        'service RSS MiB': service.memory.rssMiB,
       },
     };
   } finally {
-    await worker?.stop();
-    await api.stop();
+    await redis.del(list);
+    redis.disconnect();
     await agent.close();
     await platform.close();
     await db.drop();
   }
+}
+
+interface Drain {
+  messagesPerSecond: number;
+  /** PostgreSQL transactions (each statement outside a transaction is one) per message. */
+  statementsPerMessage: number;
+  seconds: number;
+  lost: number;
+  givenTwice: number;
+  turns: number;
+  replies: number;
+  peakRssMiB: number;
+}
+
+/** Waits until the agent has seen every id (or `ms` passes); the seconds it took. */
+async function drained(seen: Map<string, number>, ids: string[], started: number, ms: number) {
+  const deadline = started + ms;
+  while (Date.now() < deadline && seen.size < ids.length) await sleep(100);
+  return (Date.now() - started) / 1000;
+}
+
+/** A backlog of `size` acknowledged deliveries, drained by one `worker` process alone. */
+async function drainService(size: number, profile: boolean): Promise<Drain> {
+  const db = await TestDatabase.create();
+  const platform = await startZeroLatencyPlatform();
+  const agent = await startCountingAgent();
+  const env = serviceEnvironment(db, platform.url, agent.url);
+  try {
+    const api = await startService({ ...env, APP_ROLE: 'api', PORT: String(await freePort()) });
+    const traffic = deliveries();
+    try {
+      await connectInstance(api, env);
+      const result = await load(api.url, traffic.next, { amount: size });
+      if (result.non2xx + result.errors > 0)
+        throw new Error('the backlog was not acknowledged whole');
+    } finally {
+      await api.stop();
+    }
+    const transactionsBefore = await transactions(db);
+    const started = Date.now();
+    const worker = await startService(
+      { ...env, APP_ROLE: 'worker', PORT: String(await freePort()) },
+      profile ? ['--cpu-prof', '--cpu-prof-dir=bench/results/profiles'] : [],
+    );
+    let seconds = 0;
+    let peak = 0;
+    try {
+      seconds = await drained(agent.seen, traffic.ids, started, 600_000);
+      // Every turn answered: the replies still in flight reach the platform.
+      for (let i = 0; i < 100 && platform.sends() < agent.turns(); i++) await sleep(100);
+      await sleep(1000);
+      peak = worker.memory().peakMiB;
+    } finally {
+      await worker.stop();
+    }
+    // Counted once the worker's connections are closed (their statistics are flushed then).
+    await sleep(500);
+    const statements = (await transactions(db)) - transactionsBefore;
+    return {
+      statementsPerMessage: Math.round((statements / traffic.ids.length) * 100) / 100,
+      messagesPerSecond: Math.round(traffic.ids.length / seconds),
+      seconds: Math.round(seconds * 10) / 10,
+      lost: traffic.ids.filter((id) => !agent.seen.has(id)).length,
+      givenTwice: [...agent.seen.values()].filter((count) => count > 1).length,
+      turns: agent.turns(),
+      replies: platform.sends(),
+      peakRssMiB: peak,
+    };
+  } finally {
+    await agent.close();
+    await platform.close();
+    await db.drop();
+  }
+}
+
+/** Transactions PostgreSQL committed or rolled back in this database so far. */
+async function transactions(db: TestDatabase): Promise<number> {
+  const [row] = await db.query<{ count: string }>(
+    `SELECT xact_commit + xact_rollback AS count FROM pg_stat_database
+     WHERE datname = current_database()`,
+  );
+  return Number(row.count);
+}
+
+/** The same backlog in a Redis list, drained by the bare worker. */
+async function drainBaseline(size: number): Promise<Drain> {
+  const db = await TestDatabase.create();
+  const platform = await startZeroLatencyPlatform();
+  const agent = await startCountingAgent();
+  const redisUrl = 'redis://127.0.0.1:6379';
+  const redis = new Redis(redisUrl);
+  const list = `bench-bare-${randomBytes(4).toString('hex')}`;
+  try {
+    const traffic = deliveries();
+    for (let i = 0; i < size; i += 1000) {
+      const batch = Array.from(
+        { length: Math.min(1000, size - i) },
+        () => `${Date.now()}|${traffic.next().body}`,
+      );
+      await redis.lpush(list, ...batch);
+    }
+    const transactionsBefore = await transactions(db);
+    const started = Date.now();
+    const worker = await startBaseline('worker', {
+      REDIS_URL: redisUrl,
+      LIST: list,
+      DATABASE_URL: db.url,
+      AGENT_URL: agent.url,
+      PLATFORM_URL: `${platform.url}/v25.0/${PHONE_NUMBER_ID}/messages`,
+    });
+    let seconds = 0;
+    let peak = 0;
+    try {
+      seconds = await drained(agent.seen, traffic.ids, started, 600_000);
+      for (let i = 0; i < 100 && platform.sends() < agent.turns(); i++) await sleep(100);
+      peak = worker.memory().peakMiB;
+    } finally {
+      await worker.stop();
+    }
+    await sleep(500);
+    const statements = (await transactions(db)) - transactionsBefore;
+    return {
+      statementsPerMessage: Math.round((statements / traffic.ids.length) * 100) / 100,
+      messagesPerSecond: Math.round(traffic.ids.length / seconds),
+      seconds: Math.round(seconds * 10) / 10,
+      lost: traffic.ids.filter((id) => !agent.seen.has(id)).length,
+      givenTwice: [...agent.seen.values()].filter((count) => count > 1).length,
+      turns: agent.turns(),
+      replies: platform.sends(),
+      peakRssMiB: peak,
+    };
+  } finally {
+    await redis.del(list);
+    redis.disconnect();
+    await agent.close();
+    await platform.close();
+    await db.drop();
+  }
+}
+
+/**
+ * Pipeline drain: one worker process takes a backlog through de-duplication,
+ * buffering, the agent and the reply, beside the bare worker; then the same at
+ * twice the size, which should take about twice as long.
+ */
+export async function benchPipeline(size: number): Promise<Comparison> {
+  const profile = process.env.BENCH_PROFILE === '1';
+  const service = await drainService(size, profile);
+  const baseline = await drainBaseline(size);
+  const double = await drainService(size * 2, false);
+  return {
+    name: `pipeline drain: one worker process, ${size} messages (agent answers each turn, reply sent)`,
+    unit: 'msg/s',
+    service: service.messagesPerSecond,
+    baseline: baseline.messagesPerSecond,
+    ratio: service.messagesPerSecond / baseline.messagesPerSecond,
+    details: {
+      'service seconds': service.seconds,
+      'baseline seconds': baseline.seconds,
+      'lost / given twice': `${service.lost} / ${service.givenTwice}`,
+      'turns / replies sent': `${service.turns} / ${service.replies}`,
+      'worker peak RSS MiB (baseline)': `${service.peakRssMiB} (${baseline.peakRssMiB})`,
+      'PostgreSQL transactions per message (baseline)': `${service.statementsPerMessage} (${baseline.statementsPerMessage})`,
+      [`${size * 2} messages: seconds (×${size} time)`]: `${double.seconds} (${(double.seconds / service.seconds).toFixed(2)}×), ${double.messagesPerSecond} msg/s, lost ${double.lost}, twice ${double.givenTwice}, turns/replies ${double.turns}/${double.replies}, peak RSS ${double.peakRssMiB} MiB`,
+      'baseline lost / twice': `${baseline.lost} / ${baseline.givenTwice}`,
+    },
+  };
 }

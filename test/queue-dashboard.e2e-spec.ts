@@ -41,8 +41,8 @@ describe('queue dashboard (/admin/queues)', () => {
     expect(queues.status).toBe(200);
     expect(queues.body.queues.map((q) => q.name).sort()).toEqual([
       'contact-buffers',
+      'outbound-records',
       'turns',
-      'webhook-deliveries',
     ]);
   });
 

@@ -4,7 +4,7 @@ import { Injectable } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { BUFFER_FLUSH_JOB, BUFFER_QUEUE, type BufferFlushJob } from '../common/queues.js';
 import { AppConfig } from '../config/app-config.js';
-import { MessagesService } from '../messages/messages.service.js';
+import { MessagesService, type AwaitingSpan } from '../messages/messages.service.js';
 import { MetricsService, QUEUE_STATES } from '../metrics/metrics.service.js';
 import { TurnStore, type ClaimResult } from '../turns/turn.store.js';
 
@@ -32,25 +32,40 @@ export class ContactBuffer {
     return this.config.AGENT_MODULE_URL !== undefined;
   }
 
+  /** (Re)arms one contact's flush (see scheduleAll). */
+  schedule(instanceId: string, contactId: string): Promise<void> {
+    return this.scheduleAll([{ instanceId, contactId }]);
+  }
+
   /**
-   * (Re)arms the contact's flush for MESSAGE_BUFFER_DELAY after its last
+   * (Re)arms each contact's flush for MESSAGE_BUFFER_DELAY after its last
    * waiting message, but no later than MESSAGE_BUFFER_MAX_WAIT after the
-   * first. BullMQ's debounce replaces the delayed job and keeps at most one
-   * more while one runs. Nothing happens when no message waits.
+   * first. BullMQ's debounce replaces a delayed job and keeps at most one
+   * more while one runs. Contacts with nothing waiting are left alone. One
+   * query and one round of Redis calls for all of them.
    */
-  async schedule(instanceId: string, contactId: string): Promise<void> {
-    if (!this.enabled) return;
-    const span = await this.messages.awaitingSpan(instanceId, contactId);
-    if (!span) return;
+  async scheduleAll(contacts: Array<{ instanceId: string; contactId: string }>): Promise<void> {
+    if (!this.enabled || contacts.length === 0) return;
+    const spans = await this.messages.awaitingSpans(contacts.map((c) => c.contactId));
+    const now = Date.now();
+    const jobs = contacts.flatMap(({ instanceId, contactId }) => {
+      const span = spans.get(contactId);
+      return span ? [this.flushJob(instanceId, contactId, span, now)] : [];
+    });
+    if (jobs.length > 0) await this.queue.addBulk(jobs);
+  }
+
+  /** The debounced flush job of a contact whose waiting messages span `span`. */
+  private flushJob(instanceId: string, contactId: string, span: AwaitingSpan, now: number) {
     const due = Math.min(
       span.last.getTime() + this.config.MESSAGE_BUFFER_DELAY * 1000,
       span.first.getTime() + this.config.MESSAGE_BUFFER_MAX_WAIT * 1000,
     );
-    const delay = Math.max(0, Math.round(due - Date.now()));
-    await this.queue.add(
-      BUFFER_FLUSH_JOB,
-      { instanceId, contactId },
-      {
+    const delay = Math.max(0, Math.round(due - now));
+    return {
+      name: BUFFER_FLUSH_JOB,
+      data: { instanceId, contactId },
+      opts: {
         delay,
         deduplication: {
           id: contactId,
@@ -65,10 +80,13 @@ export class ContactBuffer {
         removeOnComplete: { count: 1000 },
         removeOnFail: { age: 7 * 24 * 3600 },
       },
-    );
+    };
   }
 
-  /** Takes the contact's waiting messages into a new turn held by `owner`, unless one is open. */
+  /**
+   * Takes the contact's waiting messages into a new turn held by `owner`, its
+   * first agent call counted, unless the contact has an open turn.
+   */
   claim(instanceId: string, contactId: string, owner: string): Promise<ClaimResult> {
     return this.turns.claim(
       randomUUID(),
@@ -76,6 +94,12 @@ export class ContactBuffer {
       contactId,
       owner,
       this.config.TURN_LEASE_S * 1000,
+      this.config.AGENT_RETRY_MAX_S * 1000,
     );
+  }
+
+  /** Arms the contact's flush from a span already known (a turn just ended). */
+  async scheduleFrom(instanceId: string, contactId: string, span: AwaitingSpan): Promise<void> {
+    await this.queue.addBulk([this.flushJob(instanceId, contactId, span, Date.now())]);
   }
 }

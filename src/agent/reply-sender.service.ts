@@ -4,7 +4,6 @@ import { plainToInstance, type ClassConstructor } from 'class-transformer';
 import { validate } from 'class-validator';
 import { AppException } from '../common/app.exception.js';
 import { backoffDelay, type Backoff } from '../common/backoff.js';
-import { AppConfig } from '../config/app-config.js';
 import type { Instance } from '../instances/entities/instance.entity.js';
 import type { Recipient } from '../messages/messages.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
@@ -27,8 +26,11 @@ export const REPLY_BACKOFF: Backoff = { baseDelayMs: 1000, maxDelayMs: 10_000 };
 
 /** How sending a turn's queued parts ended. */
 export type SendStep =
-  /** Every queued part was settled: sent, failed, uncertain. */
-  | { kind: 'complete' }
+  /**
+   * Every queued part was settled (sent, failed, uncertain) — but the last
+   * one sent, which the turn's end records (`lastSent`), in one statement.
+   */
+  | { kind: 'complete'; lastSent?: { position: number; wamid: string }; failure: string | null }
   /** A part must wait before its next attempt. */
   | { kind: 'wait'; delayMs: number; error: string }
   /** Another worker took the turn over. */
@@ -36,6 +38,31 @@ export type SendStep =
 
 /** Tries to record a sent part this many times before giving up (the database blinking). */
 const RECORD_ATTEMPTS = 5;
+
+/**
+ * Writes the record of a part the platform took, retrying through a short
+ * database blip: left queued, it would be sent again on resume.
+ */
+export async function recordingSent<T>(
+  logger: Logger,
+  part: { turnId: string; position: number; wamid: string },
+  write: () => Promise<T>,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (attempt >= RECORD_ATTEMPTS) {
+        logger.error(
+          { ...part, err: (error as Error).message },
+          'a sent reply part could not be recorded; it may be sent again',
+        );
+        throw error;
+      }
+      await sleep(250 * 2 ** attempt);
+    }
+  }
+}
 
 /**
  * The agent's answer as reply parts, and their sending: each part goes out
@@ -49,7 +76,6 @@ export class ReplySender {
   constructor(
     private readonly turns: TurnStore,
     private readonly sender: SendService,
-    private readonly config: AppConfig,
     private readonly metrics: MetricsService,
   ) {}
 
@@ -118,23 +144,21 @@ export class ReplySender {
   /**
    * Sends the turn's queued parts in order. A part the platform cannot take
    * yet (away, throttling) makes the turn wait, within REPLY_RETRY_MAX_S of
-   * its first send; a refused one fails; one that may have gone out without
-   * an answer is `uncertain` and never repeated. The others still go.
+   * its first send (`deadline`); a refused one fails; one that may have gone
+   * out without an answer is `uncertain` and never repeated. The others
+   * still go. The agent's own turn just wrote to the store and the contact
+   * just wrote to the number, so neither is asked again before each part.
    */
   async sendQueued(
-    turn: TurnRow,
+    turn: Pick<TurnRow, 'id' | 'contact_id'>,
     instance: Instance,
     recipient: Recipient,
+    parts: TurnPartRow[],
+    deadline: Date,
     lease: TurnLease,
   ): Promise<SendStep> {
-    const parts = await this.turns.queuedParts(turn.id);
-    if (parts.length === 0) return { kind: 'complete' };
-    const deadline = await this.turns.startSending(
-      turn.id,
-      lease.owner,
-      this.config.REPLY_RETRY_MAX_S * 1000,
-    );
-    if (!deadline) return { kind: 'lost' };
+    let failure: string | null = null;
+    let lastSent: { position: number; wamid: string } | undefined;
     for (const part of parts) {
       if (!lease.held) return { kind: 'lost' };
       const kind = part.kind as SendKind;
@@ -144,25 +168,29 @@ export class ReplySender {
       );
       let wamid: string;
       try {
-        wamid = await this.sender.send(instance, kind, request);
+        wamid = await this.sender.send(instance, kind, request, { contactId: turn.contact_id });
       } catch (error) {
-        const wait = await this.settleFailure(turn, part, error, deadline);
-        if (wait) return wait;
+        const settled = await this.settleFailure(turn, part, error, deadline);
+        if (settled.kind === 'wait') return settled;
+        failure ??= settled.failure;
         continue;
       }
-      await this.recordSent(turn.id, part.position, wamid);
+      if (lastSent) await this.recordSent(turn.id, lastSent.position, lastSent.wamid);
+      lastSent = { position: part.position, wamid };
       this.metrics.replyParts.inc({ outcome: 'sent' });
     }
-    return { kind: 'complete' };
+    return { kind: 'complete', lastSent, failure };
   }
 
-  /** Settles a failed part, or says how long to wait before trying it again. */
+  /** Settles a failed part (its failure, if it failed), or says how long to wait before trying it again. */
   private async settleFailure(
-    turn: TurnRow,
+    turn: Pick<TurnRow, 'id'>,
     part: TurnPartRow,
     error: unknown,
     deadline: Date,
-  ): Promise<SendStep | null> {
+  ): Promise<
+    { kind: 'wait'; delayMs: number; error: string } | { kind: 'settled'; failure: string | null }
+  > {
     // Anything but the platform's or our own refusal (the database, Redis) fails the job: BullMQ retries.
     if (!(error instanceof AppException)) throw error;
     const disposition =
@@ -180,37 +208,25 @@ export class ReplySender {
         this.logger.warn({ ...log, attempt, delayMs }, 'reply part not sent yet: will retry');
         return { kind: 'wait', delayMs, error: `reply part ${part.position}: ${error.message}` };
       }
-      await this.turns.settlePart(turn.id, part.position, 'failed', {
-        error: `${error.message} (gave up after ${attempt} attempts)`,
-      });
-    } else if (disposition.kind === 'uncertain') {
-      await this.turns.settlePart(turn.id, part.position, 'uncertain', { error: error.message });
-    } else {
-      await this.turns.settlePart(turn.id, part.position, 'failed', { error: error.message });
     }
     const outcome = disposition.kind === 'uncertain' ? 'uncertain' : 'failed';
+    const reason =
+      disposition.kind === 'retry'
+        ? `${error.message} (gave up after ${part.attempts + 1} attempts)`
+        : error.message;
+    await this.turns.settlePart(turn.id, part.position, outcome, { error: reason });
     this.metrics.replyParts.inc({ outcome });
-    this.logger.error({ ...log, reason: error.message }, `reply part ${outcome}`);
-    return null;
+    this.logger.error({ ...log, reason }, `reply part ${outcome}`);
+    return {
+      kind: 'settled',
+      failure: outcome === 'failed' ? `reply part ${part.position}: ${reason}` : null,
+    };
   }
 
   /** The platform took the part: record it, through a short database blip if need be. */
-  private async recordSent(turnId: string, position: number, wamid: string): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.turns.settlePart(turnId, position, 'sent', { wamid });
-        return;
-      } catch (error) {
-        if (attempt >= RECORD_ATTEMPTS) {
-          // Left queued, it would be sent again on resume: say so loudly.
-          this.logger.error(
-            { turnId, position, wamid, err: (error as Error).message },
-            'a sent reply part could not be recorded; it may be sent again',
-          );
-          throw error;
-        }
-        await sleep(250 * 2 ** attempt);
-      }
-    }
+  private recordSent(turnId: string, position: number, wamid: string): Promise<void> {
+    return recordingSent(this.logger, { turnId, position, wamid }, () =>
+      this.turns.settlePart(turnId, position, 'sent', { wamid }),
+    );
   }
 }

@@ -6,18 +6,20 @@ import { InstancesService } from '../instances/instances.service.js';
 import {
   MessagesService,
   recipientOfContact,
+  type AwaitingSpan,
   type ContactKeys,
   type Recipient,
 } from '../messages/messages.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { PlatformClient } from '../platform/platform-client.service.js';
+import type { InboundMessage } from '../platform/webhook-payload.js';
 import { TurnScheduler } from '../turns/turn-scheduler.service.js';
-import type { FinalTurnState, TurnRow } from '../turns/turn-states.js';
+import type { FinalTurnState, NewTurnPart, TurnPartRow, TurnRow } from '../turns/turn-states.js';
 import { TurnStore } from '../turns/turn.store.js';
 import { AgentClient } from './agent-client.service.js';
 import { buildAgentRequest } from './agent-payload.js';
 import { ContactBuffer } from './contact-buffer.service.js';
-import { ReplySender } from './reply-sender.service.js';
+import { ReplySender, recordingSent } from './reply-sender.service.js';
 import { TurnLease, newLeaseOwner } from './turn-lease.js';
 
 /** Waits between agent attempts that may succeed later (timeouts, 5xx, 408, 429). */
@@ -31,12 +33,25 @@ export type TurnStep =
   | 'waiting' // a retry is scheduled
   | FinalTurnState;
 
+/** What a run works on: the turn's row, or as much of it as a fresh claim knows. */
+type ActiveTurn = Pick<
+  TurnRow,
+  'id' | 'instance_id' | 'contact_id' | 'status' | 'attempts' | 'agent_deadline' | 'reply_deadline'
+>;
+
+/** What a fresh claim brought along, so the run does not read it again. */
+interface Loaded {
+  messages: InboundMessage[];
+  contact: ContactKeys;
+}
+
 /**
  * Advances turns (see turn-states.ts): takes a contact's waiting messages
  * into a turn, calls the agent (typing indicator on the first attempt),
  * stores its answer and has the reply parts sent. Each run holds the turn's
  * lease and goes as far as it can; a failure that may pass is waited out by
- * a delayed wake-up, never by a sleep.
+ * a delayed wake-up, never by a sleep. A fresh turn takes three statements:
+ * the claim, the answer, the end.
  */
 @Injectable()
 export class TurnRunner {
@@ -68,62 +83,95 @@ export class TurnRunner {
     const owner = newLeaseOwner();
     const claim = await this.buffer.claim(instanceId, contactId, owner);
     if (claim.kind === 'empty') return 'empty';
-    return this.run(claim.turnId, claim.kind === 'claimed' ? owner : newLeaseOwner());
+    if (claim.kind === 'busy') return this.run(claim.turnId);
+    const turn: ActiveTurn = {
+      id: claim.turnId,
+      instance_id: instanceId,
+      contact_id: contactId,
+      status: 'calling',
+      attempts: 1,
+      agent_deadline: new Date(Date.now() + this.config.AGENT_RETRY_MAX_S * 1000),
+      reply_deadline: null,
+    };
+    return this.hold(turn, owner, { messages: claim.messages, contact: claim.contact });
   }
 
   /** Advances one turn as far as it goes, if its lease is free. */
   async run(turnId: string, owner = newLeaseOwner()): Promise<TurnStep> {
     const turn = await this.turns.acquire(turnId, owner, this.leaseMs);
     if (!turn) return 'busy';
-    const lease = new TurnLease(turnId, owner, this.turns, this.leaseMs);
+    return this.hold(turn, owner);
+  }
+
+  /** Runs the turn under its lease, renewed meanwhile; an error lets the lease go at once. */
+  private async hold(turn: ActiveTurn, owner: string, loaded?: Loaded): Promise<TurnStep> {
+    const lease = new TurnLease(turn.id, owner, this.turns, this.leaseMs);
     try {
-      return await this.advance(turn, lease);
+      return await this.advance(turn, lease, loaded);
     } catch (error) {
       // Let another run (this job's retry, or the sweeper's) resume at once.
-      await this.turns.release(turnId, owner).catch(() => undefined);
+      await this.turns.release(turn.id, owner).catch(() => undefined);
       throw error;
     } finally {
       lease.stop();
     }
   }
 
-  private async advance(turn: TurnRow, lease: TurnLease): Promise<TurnStep> {
+  private async advance(turn: ActiveTurn, lease: TurnLease, loaded?: Loaded): Promise<TurnStep> {
     const instance = await this.instances.findById(turn.instance_id);
     if (!instance?.is_active || !this.buffer.enabled) {
       const reason = !instance?.is_active ? 'the instance is deactivated' : 'the agent is off';
       return this.end(turn, lease, 'skipped', reason);
     }
     // Read each run: a number or user id may have changed since the turn began.
-    const contact = await this.messages.contactKeys(turn.contact_id);
+    const contact = loaded?.contact ?? (await this.messages.contactKeys(turn.contact_id));
     const recipient = contact && recipientOfContact(contact);
     if (!contact || !recipient) return this.end(turn, lease, 'skipped', 'the contact is gone');
+
+    let parts: TurnPartRow[];
+    let deadline: Date | null;
     if (turn.status === 'claimed' || turn.status === 'calling') {
-      const step = await this.callAgent(turn, instance, contact, recipient, lease);
-      if (step !== 'answered') return step;
+      const called = await this.callAgent(turn, instance, contact, recipient, lease, loaded);
+      if (typeof called === 'string') return called;
+      parts = called;
+      deadline = new Date(Date.now() + this.config.REPLY_RETRY_MAX_S * 1000);
+    } else {
+      parts = await this.turns.queuedParts(turn.id);
+      deadline = await this.turns.startSending(
+        turn.id,
+        lease.owner,
+        this.config.REPLY_RETRY_MAX_S * 1000,
+      );
+      if (!deadline) return 'lost';
     }
-    const sent = await this.replies.sendQueued(turn, instance, recipient, lease);
+    const sent = await this.replies.sendQueued(turn, instance, recipient, parts, deadline, lease);
     if (sent.kind === 'lost') return 'lost';
     if (sent.kind === 'wait') return this.waitForRetry(turn, lease, sent.delayMs, sent.error);
-    const failure = await this.turns.firstPartFailure(turn.id);
-    return this.end(turn, lease, failure ? 'failed' : 'done', failure);
+    // A resumed turn may have failed parts from before: they count too.
+    const failure = sent.failure ?? (loaded ? null : await this.turns.firstPartFailure(turn.id));
+    return this.end(turn, lease, failure ? 'failed' : 'done', failure, sent.lastSent);
   }
 
-  /** One agent attempt; 'answered' when there are parts to send. */
+  /** One agent attempt; the parts to send when it answered with some. */
   private async callAgent(
-    turn: TurnRow,
+    turn: ActiveTurn,
     instance: Instance,
     contact: ContactKeys,
     recipient: Recipient,
     lease: TurnLease,
-  ): Promise<TurnStep | 'answered'> {
-    const messages = await this.messages.ofTurn(turn.id);
+    loaded?: Loaded,
+  ): Promise<TurnStep | TurnPartRow[]> {
+    const messages = loaded?.messages ?? (await this.messages.ofTurn(turn.id));
     if (messages.length === 0) return this.end(turn, lease, 'skipped', 'its messages are gone');
     const request = buildAgentRequest(turn.id, instance, contact, messages);
-    const started = await this.turns.startAgentAttempt(
-      turn.id,
-      lease.owner,
-      this.config.AGENT_RETRY_MAX_S * 1000,
-    );
+    // A fresh claim counted its first call already.
+    const started = loaded
+      ? turn
+      : await this.turns.startAgentAttempt(
+          turn.id,
+          lease.owner,
+          this.config.AGENT_RETRY_MAX_S * 1000,
+        );
     if (!started) return 'lost';
     if (started.attempts === 1 && this.config.AGENT_TYPING_INDICATOR) {
       void this.showTyping(instance, messages.at(-1)!.id);
@@ -137,10 +185,19 @@ export class TurnRunner {
     if (attempt.ok) {
       this.metrics.agentAttempts.inc({ outcome: 'ok' });
       const parts = await this.replies.partsOf(attempt.answer, recipient);
-      if (!(await this.turns.storeAnswer(turn.id, lease.owner, attempt.raw, parts))) return 'lost';
-      if (parts.some((part) => part.status === 'queued')) return 'answered';
-      await this.ended(turn, 'done', null);
-      return 'done';
+      const stored = await this.turns.storeAnswer(
+        turn.id,
+        lease.owner,
+        attempt.raw,
+        parts,
+        this.config.REPLY_RETRY_MAX_S * 1000,
+      );
+      if (!stored.stored) return 'lost';
+      if (stored.ended) {
+        await this.ended(turn, 'done', null, stored.awaiting);
+        return 'done';
+      }
+      return queuedParts(turn.id, parts);
     }
     const log = { turnId: turn.id, instanceId: turn.instance_id, attempt: started.attempts };
     if (attempt.retryable) {
@@ -165,7 +222,7 @@ export class TurnRunner {
   }
 
   private async waitForRetry(
-    turn: TurnRow,
+    turn: ActiveTurn,
     lease: TurnLease,
     delayMs: number,
     error: string,
@@ -183,28 +240,43 @@ export class TurnRunner {
     return 'waiting';
   }
 
+  /** Ends the turn, recording its last sent part in the same statement. */
   private async end(
-    turn: TurnRow,
+    turn: ActiveTurn,
     lease: TurnLease,
     status: FinalTurnState,
     error: string | null,
+    lastSent?: { position: number; wamid: string },
   ): Promise<TurnStep> {
-    if (!(await this.turns.finish(turn.id, lease.owner, status, error))) return 'lost';
-    await this.ended(turn, status, error);
+    const finish = () => this.turns.finish(turn.id, lease.owner, status, error, lastSent);
+    const result = lastSent
+      ? await recordingSent(this.logger, { turnId: turn.id, ...lastSent }, finish)
+      : await finish();
+    if (!result.ended) return 'lost';
+    await this.ended(turn, status, error, result.awaiting);
     return status;
   }
 
   /** Counts and logs a turn's end, and lets the contact's next messages have their turn. */
-  private async ended(turn: TurnRow, status: FinalTurnState, error: string | null): Promise<void> {
+  private async ended(
+    turn: ActiveTurn,
+    status: FinalTurnState,
+    error: string | null,
+    awaiting: AwaitingSpan | null,
+  ): Promise<void> {
     this.metrics.turnsFinished.inc({ status });
     const log = { turnId: turn.id, instanceId: turn.instance_id, reason: error ?? undefined };
     if (status === 'failed') this.logger.error(log, 'turn failed: see GET /admin/turns');
     else if (status === 'skipped') this.logger.warn(log, 'turn skipped');
+    if (!awaiting) return;
     try {
-      await this.buffer.schedule(turn.instance_id, turn.contact_id);
-    } catch (error) {
+      await this.buffer.scheduleFrom(turn.instance_id, turn.contact_id, awaiting);
+    } catch (scheduleError) {
       // Redis away: the sweeper finds the waiting messages in PostgreSQL.
-      this.logger.warn({ ...log, err: (error as Error).message }, 'next flush not scheduled');
+      this.logger.warn(
+        { ...log, err: (scheduleError as Error).message },
+        'next flush not scheduled',
+      );
     }
   }
 
@@ -219,4 +291,25 @@ export class TurnRunner {
       // Best effort: the answer matters, the indicator does not.
     }
   }
+}
+
+/** The parts of a fresh answer still to send, as the store holds them. */
+function queuedParts(turnId: string, parts: NewTurnPart[]): TurnPartRow[] {
+  return parts.flatMap((part, position) =>
+    part.status === 'queued'
+      ? [
+          {
+            turn_id: turnId,
+            position,
+            kind: part.kind,
+            body: part.body,
+            status: 'queued' as const,
+            wamid: null,
+            error: null,
+            attempts: 0,
+            updated_at: new Date(),
+          },
+        ]
+      : [],
+  );
 }

@@ -1,10 +1,16 @@
 /** Queue and job names, with their payload types: the one place they are declared. */
 
-/** Signed webhook deliveries, written before the 200 goes out. */
-export const WEBHOOK_QUEUE = 'webhook-deliveries';
-export const WEBHOOK_DELIVERY_JOB = 'delivery';
+/**
+ * Signed webhook deliveries: a Redis stream, written with one XADD before the
+ * 200 goes out, read by the workers' consumer group in batches (see
+ * webhook/delivery-consumer.ts). Entries a worker could not process stay
+ * pending and are taken over; entries that fail too often go to the dead stream.
+ */
+export const WEBHOOK_STREAM = 'webhook:deliveries';
+export const WEBHOOK_GROUP = 'workers';
+export const WEBHOOK_DEAD_STREAM = 'webhook:dead';
 
-export interface WebhookDeliveryJob {
+export interface WebhookDelivery {
   /** The delivery exactly as received (its signature was checked over these bytes). */
   body: string;
   /** When it was received (ms since epoch). */

@@ -62,6 +62,8 @@ export interface StoredMessage extends Message {
 export interface OutboundRecord {
   instanceId: string;
   recipient: Recipient;
+  /** The contact, when the sender knows it (the agent's replies). */
+  contactId?: string;
   type: string;
   body: Record<string, unknown>;
   wamid: string;
@@ -206,7 +208,8 @@ export class MessagesService {
     await this.messages.query(
       `INSERT INTO messages (instance_id, wamid, direction, contact, contact_id, type, body, status)
        SELECT r.instance_id, r.wamid, 'outbound', r.contact,
-         CASE WHEN r.by_number
+         CASE WHEN r.contact_id IS NOT NULL THEN r.contact_id
+           WHEN r.by_number
            THEN mc_resolve_contact(r.instance_id, r.contact, NULL, NULL, NULL, NULL, NULL)
            ELSE (SELECT c.id FROM contacts c
                  WHERE c.instance_id = r.instance_id
@@ -214,8 +217,9 @@ export class MessagesService {
                  ORDER BY c.user_id = r.contact DESC LIMIT 1)
          END,
          r.type, r.body, 'sent'
-       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::boolean[], $5::text[], $6::jsonb[])
-         AS r(instance_id, wamid, contact, by_number, type, body)
+       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::boolean[], $5::text[], $6::jsonb[],
+                   $7::uuid[])
+         AS r(instance_id, wamid, contact, by_number, type, body, contact_id)
        ON CONFLICT (wamid) DO UPDATE SET
          instance_id = EXCLUDED.instance_id, direction = EXCLUDED.direction,
          contact = EXCLUDED.contact, contact_id = EXCLUDED.contact_id, type = EXCLUDED.type,
@@ -227,19 +231,20 @@ export class MessagesService {
         records.map((r) => r.recipient.to !== undefined),
         records.map((r) => r.type),
         records.map((r) => JSON.stringify(r.body)),
+        records.map((r) => r.contactId ?? null),
       ],
     );
   }
 
-  /** When the contact's messages waiting for a turn arrived; null when none waits. */
-  async awaitingSpan(instanceId: string, contactId: string): Promise<AwaitingSpan | null> {
-    const [span] = await rows<{ first: Date | null; last: Date | null }>(
+  /** When each contact's messages waiting for a turn arrived; contacts with none are left out. */
+  async awaitingSpans(contactIds: string[]): Promise<Map<string, AwaitingSpan>> {
+    const found = await rows<{ contact_id: string; first: Date; last: Date }>(
       this.messages,
-      `SELECT min(received_at) AS first, max(received_at) AS last FROM messages
-       WHERE awaiting_turn AND instance_id = $1 AND contact_id = $2`,
-      [instanceId, contactId],
+      `SELECT contact_id, min(received_at) AS first, max(received_at) AS last FROM messages
+       WHERE awaiting_turn AND contact_id = ANY($1::uuid[]) GROUP BY contact_id`,
+      [contactIds],
     );
-    return span?.first && span.last ? { first: span.first, last: span.last } : null;
+    return new Map(found.map((span) => [span.contact_id, { first: span.first, last: span.last }]));
   }
 
   /**

@@ -12,7 +12,16 @@ import { PlatformClient } from '../platform/platform-client.service.js';
 import { OutboundRecordQueue } from './outbound-records.js';
 import { SendPacer } from './send-pacer.service.js';
 
-/** The one path every outbound message takes: /send/*, and later the agent's answers. */
+/** What the agent's reply path knows already, and /send does not. */
+export interface ReplyContext {
+  /**
+   * The contact replied to: it just wrote (its window is open) and its turn
+   * just wrote to the store, so neither is asked again; the record names it.
+   */
+  contactId: string;
+}
+
+/** The one path every outbound message takes: /send/*, and the agent's answers. */
 @Injectable()
 export class SendService {
   private readonly logger = new Logger(SendService.name);
@@ -31,11 +40,14 @@ export class SendService {
     instance: Instance,
     kind: K,
     request: SendRequests[K],
+    reply?: ReplyContext,
   ): Promise<string> {
     const recipient = recipientOf(request);
-    if (kind !== 'template') await this.messages.assertWindowOpen(instance.id, recipient);
-    // Nothing goes out that could not be recorded: with the store away, 503 and no send.
-    await this.messages.assertReachable();
+    if (!reply) {
+      if (kind !== 'template') await this.messages.assertWindowOpen(instance.id, recipient);
+      // Nothing goes out that could not be recorded: with the store away, 503 and no send.
+      await this.messages.assertReachable();
+    }
     const message = buildPlatformMessage(kind, request);
     const token = this.instances.accessToken(instance);
     const wamid = await this.pacer.run(instance.phone_number_id, addressOf(recipient), () =>
@@ -45,7 +57,14 @@ export class SendService {
     // The request as the client sent it, less the routing field.
     const body = JSON.parse(JSON.stringify(request)) as Record<string, unknown>;
     delete body.instance_id;
-    const record = { instanceId: instance.id, recipient, type: kind, body, wamid };
+    const record = {
+      instanceId: instance.id,
+      recipient,
+      contactId: reply?.contactId,
+      type: kind,
+      body,
+      wamid,
+    };
     try {
       await this.messages.recordOutbound(record);
     } catch (error) {

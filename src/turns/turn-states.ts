@@ -6,14 +6,18 @@
  *
  * | state      | means                                   | next                                    |
  * |------------|-----------------------------------------|-----------------------------------------|
- * | `claimed`  | messages taken from the buffer          | `calling`; `skipped`                    |
- * | `calling`  | the agent is being called, or a retry   | `answered`; `done` (nothing to send);   |
- * |            | waits (`next_attempt_at`)               | `failed` (4xx, or retries used up)      |
- * | `answered` | answer stored, parts `queued`           | `sending`                               |
- * | `sending`  | parts going out, or a retry waits       | `done`; `failed` (a part failed)        |
+ * | `claimed`  | messages taken, the agent not called    | `calling`; `skipped`                    |
+ * |            | (a reopened or migrated turn)           |                                         |
+ * | `calling`  | the agent is being called, or a retry   | `sending`; `done` (nothing to send);    |
+ * |            | waits (`next_attempt_at`); a fresh      | `failed` (4xx, or retries used up)      |
+ * |            | claim starts here, first call counted   |                                         |
+ * | `answered` | answer stored, sending not begun (only  | `sending`                               |
+ * |            | turns stored before sends began so)     |                                         |
+ * | `sending`  | answer stored, parts going out, or a    | `done`; `failed` (a part failed)        |
+ * |            | retry waits                             |                                         |
  * | `done`     | every part sent (or `uncertain`)        | —                                       |
  * | `failed`   | dead letter: POST /admin/turns/{id}/retry reopens it as `claimed` (no answer yet) or `sending` (its failed parts queued again) |
- * | `skipped`  | the instance was deactivated or the agent turned off before the call | —          |
+ * | `skipped`  | the instance was deactivated, the agent turned off, or the contact gone | —       |
  *
  * Parts: `queued` → `sent` (with its wamid) | `failed` (with the reason) |
  * `uncertain` (the POST reached the platform and got no answer: never

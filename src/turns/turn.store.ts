@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { rows, sqlState, UNIQUE_VIOLATION } from '../database/sql.js';
+import type { AwaitingSpan, ContactKeys } from '../messages/messages.service.js';
+import type { InboundMessage } from '../platform/webhook-payload.js';
 import {
   OPEN_TURN_STATES_SQL,
   type FinalTurnState,
@@ -12,13 +14,27 @@ import {
   type TurnState,
 } from './turn-states.js';
 
+/** What a claim took: the turn, its messages in order, and its contact's keys. */
+export interface ClaimedTurn {
+  kind: 'claimed';
+  turnId: string;
+  messages: InboundMessage[];
+  contact: ContactKeys;
+}
+
 export type ClaimResult =
-  /** A new turn took the contact's waiting messages. */
-  | { kind: 'claimed'; turnId: string }
+  /** A new turn took the contact's waiting messages (its first agent call counted). */
+  | ClaimedTurn
   /** The contact already has an open turn; its waiting messages go in the next one. */
   | { kind: 'busy'; turnId: string }
   /** Nothing waits. */
   | { kind: 'empty' };
+
+/** When a turn ends: whether this worker ended it, and what of the contact's waits now. */
+export interface Ended {
+  ended: boolean;
+  awaiting: AwaitingSpan | null;
+}
 
 export interface TurnFilter {
   status?: TurnState;
@@ -61,9 +77,11 @@ export class TurnStore {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /**
-   * Opens a turn for the contact's waiting messages under `owner`'s lease, in
-   * one transaction: the partial unique index on open turns lets one turn per
-   * contact exist, so two workers flushing at once cannot both claim.
+   * Opens a turn for the contact's waiting messages under `owner`'s lease and
+   * counts its first agent call, in one statement that also returns the
+   * messages (in order) and the contact. The partial unique index on open
+   * turns lets one turn per contact exist, so two workers flushing at once
+   * cannot both claim; while one is open, the contact's new messages wait.
    */
   async claim(
     turnId: string,
@@ -71,38 +89,40 @@ export class TurnStore {
     contactId: string,
     owner: string,
     leaseMs: number,
+    agentHorizonMs: number,
   ): Promise<ClaimResult> {
-    return this.db.transaction(async (manager) => {
-      const opened = await rows<{ id: string }>(
-        manager,
-        `INSERT INTO turns (id, instance_id, contact_id, status, lease_owner, lease_until)
-         VALUES ($1, $2, $4, 'claimed', $5, ${LEASE})
+    const [row] = await rows<{
+      claimed: string | null;
+      open: string | null;
+      messages: InboundMessage[] | null;
+      contact: ContactKeys | null;
+    }>(
+      this.db,
+      `WITH opened AS (
+         INSERT INTO turns (id, instance_id, contact_id, status, attempts, agent_deadline,
+                            lease_owner, lease_until)
+         SELECT $1, $2, $3, 'calling', 1, now() + $6::float8 * interval '1 millisecond',
+                $4, now() + $5::float8 * interval '1 millisecond'
+         WHERE EXISTS (SELECT 1 FROM messages WHERE awaiting_turn AND contact_id = $3)
          ON CONFLICT (contact_id) WHERE status IN ${OPEN_TURN_STATES_SQL} DO NOTHING
-         RETURNING id`,
-        [turnId, instanceId, leaseMs, contactId, owner],
-      );
-      if (opened.length === 0) {
-        const [open] = await rows<{ id: string }>(
-          manager,
-          `SELECT id FROM turns WHERE contact_id = $1 AND status IN ${OPEN_TURN_STATES_SQL}`,
-          [contactId],
-        );
-        // The open turn ended between the two statements: the next flush claims.
-        return open ? { kind: 'busy', turnId: open.id } : { kind: 'empty' };
-      }
-      const taken = await rows<{ wamid: string }>(
-        manager,
-        `UPDATE messages SET turn_id = $1, awaiting_turn = false, updated_at = now()
-         WHERE awaiting_turn AND instance_id = $2 AND contact_id = $3
-         RETURNING wamid`,
-        [turnId, instanceId, contactId],
-      );
-      if (taken.length === 0) {
-        await manager.query('DELETE FROM turns WHERE id = $1', [turnId]);
-        return { kind: 'empty' };
-      }
-      return { kind: 'claimed', turnId };
-    });
+         RETURNING id
+       ), taken AS (
+         UPDATE messages SET turn_id = $1, awaiting_turn = false, updated_at = now()
+         WHERE awaiting_turn AND contact_id = $3 AND EXISTS (SELECT 1 FROM opened)
+         RETURNING body, created_at, received_at, seq
+       )
+       SELECT (SELECT id FROM opened) AS claimed,
+         (SELECT id FROM turns WHERE contact_id = $3 AND status IN ${OPEN_TURN_STATES_SQL}) AS open,
+         (SELECT json_agg(body ORDER BY created_at, received_at, seq) FROM taken) AS messages,
+         (SELECT row_to_json(c) FROM (SELECT wa_id, user_id, parent_user_id, username, name
+                                      FROM contacts WHERE id = $3) c) AS contact`,
+      [turnId, instanceId, contactId, owner, leaseMs, agentHorizonMs],
+    );
+    if (row?.claimed && row.messages?.length && row.contact) {
+      return { kind: 'claimed', turnId: row.claimed, messages: row.messages, contact: row.contact };
+    }
+    // The snapshot saw the open turn as it was before this statement.
+    return row?.open ? { kind: 'busy', turnId: row.open } : { kind: 'empty' };
   }
 
   /**
@@ -163,47 +183,59 @@ export class TurnStore {
   }
 
   /**
-   * Stores the agent's answer and its parts in one transaction. With nothing
-   * to send the turn is done at once; otherwise it is `answered`.
+   * Stores the agent's answer and its parts, in one statement. With parts to
+   * send the turn goes on to `sending` (its reply retry horizon set); with
+   * none it is done at once. False when the lease was lost.
    */
   async storeAnswer(
     turnId: string,
     owner: string,
     answer: unknown,
     parts: NewTurnPart[],
-  ): Promise<boolean> {
+    replyHorizonMs: number,
+  ): Promise<Ended & { stored: boolean }> {
     const toSend = parts.some((part) => part.status === 'queued');
-    return this.db.transaction(async (manager) => {
-      const updated = await rows(
-        manager,
-        `UPDATE turns SET answer = $3::jsonb, status = $4::text, last_error = NULL,
+    const [row] = await rows<{ stored: boolean; first: Date | null; last: Date | null }>(
+      this.db,
+      `WITH stored AS (
+         UPDATE turns SET answer = $3::jsonb, status = $4::text, last_error = NULL,
            updated_at = now(),
+           reply_deadline = CASE WHEN $4::text = 'sending'
+             THEN now() + $10::float8 * interval '1 millisecond' END,
            completed_at = CASE WHEN $4::text = 'done' THEN now() END,
            lease_owner = CASE WHEN $4::text = 'done' THEN NULL ELSE lease_owner END,
            lease_until = CASE WHEN $4::text = 'done' THEN NULL ELSE lease_until END
          WHERE id = $1 AND lease_owner = $2 AND status = 'calling'
-         RETURNING id`,
-        [turnId, owner, JSON.stringify(answer ?? null), toSend ? 'answered' : 'done'],
-      );
-      if (updated.length === 0) return false;
-      if (parts.length > 0) {
-        await manager.query(
-          `INSERT INTO turn_parts (turn_id, position, kind, body, status, error)
-           SELECT $1, p.position, p.kind, p.body, p.status, p.error
-           FROM unnest($2::int[], $3::text[], $4::jsonb[], $5::text[], $6::text[])
-             AS p(position, kind, body, status, error)`,
-          [
-            turnId,
-            parts.map((_, index) => index),
-            parts.map((part) => part.kind),
-            parts.map((part) => JSON.stringify(part.body)),
-            parts.map((part) => part.status),
-            parts.map((part) => part.error ?? null),
-          ],
-        );
-      }
-      return true;
-    });
+         RETURNING id, contact_id
+       ), parts AS (
+         INSERT INTO turn_parts (turn_id, position, kind, body, status, error)
+         SELECT $1, p.position, p.kind, p.body, p.status, p.error
+         FROM unnest($5::int[], $6::text[], $7::jsonb[], $8::text[], $9::text[])
+           AS p(position, kind, body, status, error)
+         WHERE EXISTS (SELECT 1 FROM stored)
+       )
+       SELECT EXISTS (SELECT 1 FROM stored) AS stored, w.first, w.last
+       FROM (SELECT min(m.received_at) AS first, max(m.received_at) AS last
+             FROM messages m JOIN stored s ON m.contact_id = s.contact_id
+             WHERE m.awaiting_turn) w`,
+      [
+        turnId,
+        owner,
+        JSON.stringify(answer ?? null),
+        toSend ? 'sending' : 'done',
+        parts.map((_, index) => index),
+        parts.map((part) => part.kind),
+        parts.map((part) => JSON.stringify(part.body)),
+        parts.map((part) => part.status),
+        parts.map((part) => part.error ?? null),
+        replyHorizonMs,
+      ],
+    );
+    return {
+      stored: row?.stored ?? false,
+      ended: (row?.stored ?? false) && !toSend,
+      awaiting: row?.first && row.last ? { first: row.first, last: row.last } : null,
+    };
   }
 
   /** Releases the turn until `delayMs` from now, when a delayed job (or the sweeper) resumes it. */
@@ -224,22 +256,39 @@ export class TurnStore {
     return updated.length > 0;
   }
 
-  /** Ends the turn (lease released); false when the lease was lost. */
+  /**
+   * Ends the turn (lease released), settling its last part as sent first
+   * when given; and says when the contact's messages waiting meanwhile arrived.
+   */
   async finish(
     turnId: string,
     owner: string,
     status: FinalTurnState,
     error: string | null,
-  ): Promise<boolean> {
-    const updated = await rows(
+    sentPart?: { position: number; wamid: string },
+  ): Promise<Ended> {
+    const [row] = await rows<{ ended: boolean; first: Date | null; last: Date | null }>(
       this.db,
-      `UPDATE turns SET status = $3, last_error = COALESCE($4, last_error), completed_at = now(),
-         next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL, updated_at = now()
-       WHERE id = $1 AND lease_owner = $2 AND status IN ${OPEN_TURN_STATES_SQL}
-       RETURNING id`,
-      [turnId, owner, status, error],
+      `WITH part AS (
+         UPDATE turn_parts SET status = 'sent', wamid = $6, attempts = attempts + 1,
+           error = NULL, updated_at = now()
+         WHERE $5::int IS NOT NULL AND turn_id = $1 AND position = $5::int
+       ), ended AS (
+         UPDATE turns SET status = $3, last_error = COALESCE($4, last_error), completed_at = now(),
+           next_attempt_at = NULL, lease_owner = NULL, lease_until = NULL, updated_at = now()
+         WHERE id = $1 AND lease_owner = $2 AND status IN ${OPEN_TURN_STATES_SQL}
+         RETURNING contact_id
+       )
+       SELECT EXISTS (SELECT 1 FROM ended) AS ended, w.first, w.last
+       FROM (SELECT min(m.received_at) AS first, max(m.received_at) AS last
+             FROM messages m JOIN ended e ON m.contact_id = e.contact_id
+             WHERE m.awaiting_turn) w`,
+      [turnId, owner, status, error, sentPart?.position ?? null, sentPart?.wamid ?? null],
     );
-    return updated.length > 0;
+    return {
+      ended: row?.ended ?? false,
+      awaiting: row?.first && row.last ? { first: row.first, last: row.last } : null,
+    };
   }
 
   /** Enters the sending step; the first time sets the reply retry horizon. Returns that horizon. */

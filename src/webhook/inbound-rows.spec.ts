@@ -31,6 +31,7 @@ describe('inbound rows', () => {
         type: 'text',
         body: JSON.stringify(message),
         sentAt: new Date(1795000000 * 1000),
+        receivedAt,
         change: undefined,
       },
     });
@@ -146,6 +147,7 @@ describe('inbound rows', () => {
       type: 'text',
       body: '{}',
       sentAt: at,
+      receivedAt,
     });
     const early = new Date(receivedAt.getTime() - 5000);
     const late = new Date(receivedAt.getTime() - 1000);
@@ -163,7 +165,6 @@ describe('inbound rows', () => {
           { user_id: 'BR.X', profile: { name: 'Hidden', username: 'hidden_one' } },
           { wa_id: '9', profile: { name: 'Nobody' } },
         ],
-        receivedAt,
       ),
     ).toEqual([
       {

@@ -40,6 +40,8 @@ export interface InboundMessageRow extends Identity {
   body: string;
   /** The platform's timestamp, or the arrival time when it is unusable. */
   sentAt: Date;
+  /** When the delivery holding it reached the webhook. */
+  receivedAt: Date;
   /** Set on a system message that changes the sender's number or user id. */
   change?: IdentityChange;
 }
@@ -125,6 +127,7 @@ export function inboundMessageRow(message: unknown, receivedAt: Date): Parsed<In
       type,
       body: storableJson(message),
       sentAt: messageTime(raw.timestamp, receivedAt),
+      receivedAt,
       change: type === 'system' ? identityChange(raw, waId, userId) : undefined,
     },
   };
@@ -170,7 +173,6 @@ export function fallbackBody(row: InboundMessageRow): string {
 export function identityRows(
   messages: InboundMessageRow[],
   profiles: ReadonlyArray<InboundContact | null>,
-  receivedAt: Date,
 ): IdentityRow[] {
   const profileOf = (message: InboundMessageRow): InboundContact | undefined =>
     profiles.find(
@@ -189,7 +191,7 @@ export function identityRows(
     const at =
       message.type === 'system'
         ? null
-        : new Date(Math.min(message.sentAt.getTime(), receivedAt.getTime()));
+        : new Date(Math.min(message.sentAt.getTime(), message.receivedAt.getTime()));
     const known = byKey.get(key);
     if (known) {
       if (at && (!known.lastInboundAt || at > known.lastInboundAt)) known.lastInboundAt = at;

@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ContactBuffer } from '../agent/contact-buffer.service.js';
+import type { WebhookDelivery } from '../common/queues.js';
 import { rows, sqlState } from '../database/sql.js';
 import type { Instance } from '../instances/entities/instance.entity.js';
 import { InstancesService } from '../instances/instances.service.js';
@@ -9,6 +10,8 @@ import { identityKey } from '../messages/contact-identity.js';
 import { MessagesService } from '../messages/messages.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import type {
+  InboundContact,
+  InboundStatus,
   MessagesValue,
   TemplateStatusValue,
   WebhookEnvelope,
@@ -29,12 +32,12 @@ const STATUS_RANK_SQL = (column: string): string =>
     .map(([status, rank]) => `WHEN '${status}' THEN ${rank}`)
     .join(' ')} ELSE 0 END)`;
 
-/** What one delivery came to. */
+/** What a batch of deliveries came to. */
 export interface DeliveryResult {
   /** Messages stored for the first time (re-sent ones are not counted again). */
   stored: number;
   duplicates: number;
-  /** Messages that could not be stored at all (no usable id or sender). */
+  /** Messages that could not be stored at all (no usable id or sender), and unreadable deliveries. */
   invalid: number;
   statuses: number;
   templateEvents: number;
@@ -43,17 +46,27 @@ export interface DeliveryResult {
   inactive: number;
 }
 
+/** Everything a batch holds for one instance. */
+interface InstanceWork {
+  instance: Instance;
+  messages: InboundMessageRow[];
+  profiles: InboundContact[];
+  statuses: Array<Partial<InboundStatus> | null>;
+}
+
 /** A value PostgreSQL refused (SQLSTATE class 22, or a check): retrying the same row cannot help. */
 function isDataError(error: unknown): boolean {
   const state = sqlState(error);
   return state !== undefined && (state.startsWith('22') || state === '23514');
 }
 
+const array = <T>(value: T[] | undefined): T[] => (Array.isArray(value) ? value : []);
+
 /**
- * Turns one stored webhook delivery into rows: every entry, change, message
- * and status in it, a statement per kind rather than per item. Safe to run
- * again for the same delivery (and by two processes at once): messages are
- * de-duplicated by their unique wamid, contacts and statuses only move
+ * Turns stored webhook deliveries into rows: every entry, change, message and
+ * status in them, a few statements per batch rather than per item. Safe to
+ * run again for the same deliveries (and by two processes at once): messages
+ * are de-duplicated by their unique wamid, contacts and statuses only move
  * forward, and every contact with messages still waiting gets its flush,
  * whichever attempt stored them. One bad message never costs the others.
  */
@@ -69,7 +82,7 @@ export class InboundService {
     private readonly metrics: MetricsService,
   ) {}
 
-  async processDelivery(envelope: WebhookEnvelope, receivedAt: Date): Promise<DeliveryResult> {
+  async processBatch(deliveries: WebhookDelivery[]): Promise<DeliveryResult> {
     const result: DeliveryResult = {
       stored: 0,
       duplicates: 0,
@@ -79,20 +92,42 @@ export class InboundService {
       unrouted: 0,
       inactive: 0,
     };
-    const contacts = new Map<string, { instanceId: string; contactId: string }>();
-    for (const entry of Array.isArray(envelope.entry) ? envelope.entry : []) {
-      for (const change of Array.isArray(entry?.changes) ? entry.changes : []) {
-        if (change?.field === 'messages' && change.value) {
-          const instance = await this.routedInstance(change.value, result);
-          if (!instance) continue;
-          const stored = await this.storeMessages(instance, change.value, receivedAt, result);
-          for (const contactId of stored)
-            contacts.set(contactId, { instanceId: instance.id, contactId });
-          await this.applyStatuses(instance, change.value, result);
-        } else if (change?.field === 'message_template_status_update' && change.value) {
-          await this.storeTemplateEvent(entry.id, entry.time, change.value, receivedAt, result);
+    const work = new Map<string, InstanceWork>();
+    const templateEvents: Array<{
+      entry: { id?: unknown; time?: unknown };
+      value: TemplateStatusValue;
+      receivedAt: Date;
+    }> = [];
+    for (const delivery of deliveries) {
+      let envelope: WebhookEnvelope;
+      try {
+        envelope = JSON.parse(delivery.body) as WebhookEnvelope;
+      } catch {
+        // Signed by the platform but not JSON: retrying cannot help.
+        result.invalid++;
+        this.logger.warn('webhook delivery skipped: its body is not JSON');
+        continue;
+      }
+      const receivedAt = new Date(delivery.receivedAt);
+      for (const entry of array(envelope?.entry)) {
+        for (const change of array(entry?.changes)) {
+          if (change?.field === 'messages' && change.value) {
+            await this.collect(change.value, receivedAt, work, result);
+          } else if (change?.field === 'message_template_status_update' && change.value) {
+            templateEvents.push({ entry, value: change.value, receivedAt });
+          }
         }
       }
+    }
+    const contacts = new Map<string, { instanceId: string; contactId: string }>();
+    for (const instanceWork of work.values()) {
+      for (const contactId of await this.storeMessages(instanceWork, result)) {
+        contacts.set(contactId, { instanceId: instanceWork.instance.id, contactId });
+      }
+      await this.applyStatuses(instanceWork, result);
+    }
+    for (const { entry, value, receivedAt } of templateEvents) {
+      await this.storeTemplateEvent(entry.id, entry.time, value, receivedAt, result);
     }
     for (const outcome of ['duplicates', 'unrouted', 'inactive', 'invalid'] as const) {
       if (result[outcome] > 0) {
@@ -102,51 +137,43 @@ export class InboundService {
         );
       }
     }
-    // One flush per contact, however many of its messages this delivery held.
-    for (const { instanceId, contactId } of contacts.values()) {
-      await this.buffer.schedule(instanceId, contactId);
-    }
+    // One flush per contact, however many of its messages the batch held.
+    await this.buffer.scheduleAll([...contacts.values()]);
     return result;
   }
 
-  /** The active instance a change is for; null (counted, logged) for unknown or deactivated numbers. */
-  private async routedInstance(
+  /** Adds a `messages` change to its instance's work; unknown and deactivated numbers are counted. */
+  private async collect(
     value: MessagesValue,
+    receivedAt: Date,
+    work: Map<string, InstanceWork>,
     result: DeliveryResult,
-  ): Promise<Instance | null> {
+  ): Promise<void> {
     const phoneNumberId = value.metadata?.phone_number_id;
     const instance =
       typeof phoneNumberId === 'string'
         ? await this.instances.findByPhoneNumberId(phoneNumberId)
         : null;
-    if (instance?.is_active) return instance;
-    if (instance) result.inactive++;
-    else result.unrouted++;
-    this.logger.warn(
-      { phoneNumberId, instanceId: instance?.id },
-      instance
-        ? 'delivery for a deactivated instance ignored'
-        : 'delivery for an unknown number ignored',
-    );
-    return null;
-  }
-
-  /**
-   * Stores the change's messages (new ones only), after finding the contact
-   * of each (created, linked or re-keyed as the delivery says); returns the
-   * contacts the messages came from.
-   */
-  private async storeMessages(
-    instance: Instance,
-    value: MessagesValue,
-    receivedAt: Date,
-    result: DeliveryResult,
-  ): Promise<string[]> {
-    const messages: InboundMessageRow[] = [];
-    for (const message of Array.isArray(value.messages) ? value.messages : []) {
+    if (!instance?.is_active) {
+      if (instance) result.inactive++;
+      else result.unrouted++;
+      this.logger.warn(
+        { phoneNumberId, instanceId: instance?.id },
+        instance
+          ? 'delivery for a deactivated instance ignored'
+          : 'delivery for an unknown number ignored',
+      );
+      return;
+    }
+    let instanceWork = work.get(instance.id);
+    if (!instanceWork) {
+      instanceWork = { instance, messages: [], profiles: [], statuses: [] };
+      work.set(instance.id, instanceWork);
+    }
+    for (const message of array(value.messages)) {
       const parsed = inboundMessageRow(message, receivedAt);
       if (parsed.ok) {
-        messages.push(parsed.row);
+        instanceWork.messages.push(parsed.row);
         continue;
       }
       result.invalid++;
@@ -155,26 +182,31 @@ export class InboundService {
         'inbound message skipped: it cannot be stored',
       );
     }
-    if (messages.length === 0) return [];
-    const contactIds = await this.contactsOf(instance, messages, value.contacts, receivedAt);
-    const stored = await this.insertMessages(instance, messages, contactIds, receivedAt);
+    instanceWork.profiles.push(...array(value.contacts));
+    instanceWork.statuses.push(...array(value.statuses));
+  }
+
+  /**
+   * Stores an instance's messages (new ones only), after finding the contact
+   * of each (created, linked or re-keyed as the deliveries say); returns the
+   * contacts the messages came from.
+   */
+  private async storeMessages(work: InstanceWork, result: DeliveryResult): Promise<string[]> {
+    if (work.messages.length === 0) return [];
+    const contactIds = await this.contactsOf(work);
+    const stored = await this.insertMessages(work.instance, work.messages, contactIds);
     result.stored += stored;
-    result.duplicates += messages.length - stored;
+    result.duplicates += work.messages.length - stored;
     return [...new Set(contactIds)];
   }
 
   /**
    * The contact of each message, in order. Identity changes (system
-   * messages) are applied first, so the delivery's other messages find the
-   * contact under its new keys; for every message, new or re-sent, the
-   * contact's profile and last inbound time only move forward.
+   * messages) are applied first, so the other messages find the contact under
+   * its new keys; for every message, new or re-sent, the contact's profile
+   * and last inbound time only move forward.
    */
-  private async contactsOf(
-    instance: Instance,
-    messages: InboundMessageRow[],
-    profiles: MessagesValue['contacts'],
-    receivedAt: Date,
-  ): Promise<string[]> {
+  private async contactsOf({ instance, messages, profiles }: InstanceWork): Promise<string[]> {
     const rekeyed = new Map<InboundMessageRow, string>();
     for (const message of messages) {
       if (!message.change) continue;
@@ -183,36 +215,33 @@ export class InboundService {
       else Object.assign(message, message.change.new); // unknown before: known by its new keys
     }
     const others = messages.filter((message) => !rekeyed.has(message));
-    const identities = identityRows(others, Array.isArray(profiles) ? profiles : [], receivedAt);
-    const resolved = await this.messageStore.resolveContacts(instance.id, identities);
+    const resolved = await this.messageStore.resolveContacts(
+      instance.id,
+      identityRows(others, profiles),
+    );
     return messages.map((message) => rekeyed.get(message) ?? resolved.get(identityKey(message))!);
   }
 
   /**
-   * One statement for the change's messages, in their order (the sequence
-   * orders messages of the same second). If PostgreSQL refuses a value, each
-   * message is stored on its own, so one bad message costs only itself.
+   * One statement for the messages, in their order (with the arrival time,
+   * the sequence orders messages of the same second). If PostgreSQL refuses
+   * a value, each message is stored on its own, so one bad message costs only
+   * itself.
    */
   private async insertMessages(
     instance: Instance,
     messages: InboundMessageRow[],
     contactIds: string[],
-    receivedAt: Date,
   ): Promise<number> {
     try {
-      return await this.insertMessageRows(instance, messages, contactIds, receivedAt);
+      return await this.insertMessageRows(instance, messages, contactIds);
     } catch (error) {
       if (!isDataError(error)) throw error;
     }
     let stored = 0;
     for (const [index, message] of messages.entries()) {
       try {
-        stored += await this.insertMessageRows(
-          instance,
-          [message],
-          [contactIds[index]],
-          receivedAt,
-        );
+        stored += await this.insertMessageRows(instance, [message], [contactIds[index]]);
       } catch (error) {
         if (!isDataError(error)) throw error;
         this.logger.warn(
@@ -223,7 +252,6 @@ export class InboundService {
           instance,
           [{ ...message, body: fallbackBody(message) }],
           [contactIds[index]],
-          receivedAt,
         );
       }
     }
@@ -234,22 +262,21 @@ export class InboundService {
     instance: Instance,
     messages: InboundMessageRow[],
     contactIds: string[],
-    receivedAt: Date,
   ): Promise<number> {
     const inserted = await rows<{ wamid: string }>(
       this.db,
       `INSERT INTO messages (instance_id, wamid, direction, contact, contact_id, type, body,
          status, created_at, received_at, awaiting_turn)
        SELECT $1, m.wamid, 'inbound', m.contact, m.contact_id, m.type, m.body, 'received',
-         m.sent_at, $2, $3 AND m.type <> 'system'
-       FROM unnest($4::text[], $5::text[], $6::uuid[], $7::text[], $8::jsonb[], $9::timestamptz[])
-         WITH ORDINALITY AS m(wamid, contact, contact_id, type, body, sent_at, n)
+         m.sent_at, m.received_at, $2 AND m.type <> 'system'
+       FROM unnest($3::text[], $4::text[], $5::uuid[], $6::text[], $7::jsonb[],
+                   $8::timestamptz[], $9::timestamptz[])
+         WITH ORDINALITY AS m(wamid, contact, contact_id, type, body, sent_at, received_at, n)
        ORDER BY m.n
        ON CONFLICT (wamid) DO NOTHING
        RETURNING wamid`,
       [
         instance.id,
-        receivedAt,
         this.buffer.enabled,
         messages.map((m) => m.wamid),
         messages.map((m) => m.address),
@@ -257,26 +284,24 @@ export class InboundService {
         messages.map((m) => m.type),
         messages.map((m) => m.body),
         messages.map((m) => m.sentAt),
+        messages.map((m) => m.receivedAt),
       ],
     );
     return inserted.length;
   }
 
   /**
-   * Applies the change's statuses to the stored messages, never backwards. A
-   * status for a wamid not stored yet (it can arrive before the send's answer)
-   * is kept on a placeholder row that the send then completes.
+   * Applies the statuses to the stored messages, never backwards. A status
+   * for a wamid not stored yet (it can arrive before the send's answer) is
+   * kept on a placeholder row that the send then completes.
    */
   private async applyStatuses(
-    instance: Instance,
-    value: MessagesValue,
+    { instance, statuses }: InstanceWork,
     result: DeliveryResult,
   ): Promise<void> {
-    const { rows: statuses, ignored } = statusRows(
-      Array.isArray(value.statuses) ? value.statuses : [],
-    );
+    const { rows: applicable, ignored } = statusRows(statuses);
     if (ignored > 0) this.logger.debug({ instanceId: instance.id, ignored }, 'statuses ignored');
-    if (statuses.length === 0) return;
+    if (applicable.length === 0) return;
     try {
       await this.db.query(
         `INSERT INTO messages (instance_id, wamid, direction, contact, type, body, status, errors)
@@ -289,16 +314,16 @@ export class InboundService {
          WHERE ${STATUS_RANK_SQL('messages.status')} < ${STATUS_RANK_SQL('EXCLUDED.status')}`,
         [
           instance.id,
-          statuses.map((s) => s.wamid),
-          statuses.map((s) => s.recipient),
-          statuses.map((s) => s.status),
-          statuses.map((s) => s.errors),
+          applicable.map((s) => s.wamid),
+          applicable.map((s) => s.recipient),
+          applicable.map((s) => s.status),
+          applicable.map((s) => s.errors),
         ],
       );
-      result.statuses += statuses.length;
+      result.statuses += applicable.length;
     } catch (error) {
       if (!isDataError(error)) throw error;
-      result.invalid += statuses.length;
+      result.invalid += applicable.length;
       this.logger.warn(
         { instanceId: instance.id, err: (error as Error).message },
         'statuses skipped: PostgreSQL refused them',

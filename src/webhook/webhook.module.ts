@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
-import { DeliveryQueue } from './delivery-queue.service.js';
+import { DeliveryStream } from './delivery-stream.js';
 import { WebhookController } from './webhook.controller.js';
 import { WebhookService } from './webhook.service.js';
 
 @Module({
   controllers: [WebhookController],
-  providers: [WebhookService, DeliveryQueue],
+  providers: [WebhookService, DeliveryStream],
 })
 export class WebhookModule {}

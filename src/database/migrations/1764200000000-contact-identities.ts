@@ -59,7 +59,7 @@ export class ContactIdentities1764200000000 implements MigrationInterface {
     );
     await queryRunner.query(`DROP INDEX ix_messages_awaiting`);
     await queryRunner.query(
-      `CREATE INDEX ix_messages_awaiting ON messages (instance_id, contact_id, received_at) WHERE awaiting_turn`,
+      `CREATE INDEX ix_messages_awaiting ON messages (contact_id, received_at) WHERE awaiting_turn`,
     );
 
     await queryRunner.query(

@@ -1,0 +1,69 @@
+import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { Redis } from 'ioredis';
+import { WEBHOOK_GROUP, WEBHOOK_STREAM } from '../common/queues.js';
+import { AppConfig } from '../config/app-config.js';
+import { MetricsService } from '../metrics/metrics.service.js';
+
+/** Field names of a stream entry: the arrival time and the raw body. */
+export const RECEIVED_FIELD = 'r';
+export const BODY_FIELD = 'b';
+
+export function webhookStreamKey(config: AppConfig, stream = WEBHOOK_STREAM): string {
+  return `${config.REDIS_PREFIX}:${stream}`;
+}
+
+/**
+ * The acknowledging side of the webhook: one XADD per delivery on a
+ * connection of its own. It fails fast (no offline queue, a 2 s command
+ * timeout) so that a delivery is either written or refused with 503 in time
+ * for the platform to deliver again; concurrent requests share round trips
+ * (auto-pipelining).
+ */
+@Injectable()
+export class DeliveryStream implements OnApplicationShutdown {
+  private readonly redis: Redis;
+  private readonly key: string;
+
+  constructor(config: AppConfig, metrics: MetricsService) {
+    this.key = webhookStreamKey(config);
+    this.redis = new Redis(config.REDIS_URL, {
+      enableOfflineQueue: false,
+      enableAutoPipelining: true,
+      maxRetriesPerRequest: 1,
+      connectTimeout: 2000,
+      commandTimeout: 2000,
+      retryStrategy: (times) => Math.min(times * 200, 2000),
+    });
+    this.redis.on('error', () => undefined);
+    metrics.addQueueReader(async () => [
+      { queue: 'webhook-deliveries', counts: await streamCounts(this.redis, this.key) },
+    ]);
+  }
+
+  async add(body: string, receivedAt: number): Promise<void> {
+    await this.redis.xadd(this.key, '*', RECEIVED_FIELD, String(receivedAt), BODY_FIELD, body);
+  }
+
+  onApplicationShutdown(): void {
+    this.redis.disconnect();
+  }
+}
+
+/** Deliveries not yet taken by a worker (waiting) and taken but not yet done (active). */
+export async function streamCounts(redis: Redis, key: string): Promise<Record<string, number>> {
+  const groups = (await redis.xinfo('GROUPS', key).catch(() => [])) as unknown[][];
+  const group = groups
+    .map((fields) => Object.fromEntries(pairs(fields)))
+    .find((info) => info.name === WEBHOOK_GROUP);
+  const length = await redis.xlen(key);
+  return {
+    waiting: Number(group?.lag ?? length),
+    active: Number(group?.pending ?? 0),
+  };
+}
+
+function pairs(fields: unknown[]): Array<[string, unknown]> {
+  const result: Array<[string, unknown]> = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) result.push([String(fields[i]), fields[i + 1]]);
+  return result;
+}
