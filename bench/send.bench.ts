@@ -41,7 +41,12 @@ export async function benchSend(durationSeconds: number): Promise<Comparison> {
     API_KEY_RATE_BURST: '1000000',
   }) as Record<string, string>;
   try {
-    const service = await startService(env);
+    const service = await startService(
+      env,
+      process.env.BENCH_PROFILE === '1'
+        ? ['--cpu-prof', '--cpu-prof-dir=bench/results/profiles']
+        : [],
+    );
     let result;
     let memory;
     let stored = 0;

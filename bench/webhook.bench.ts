@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
+import { WEBHOOK_STREAM } from '../src/common/queues.js';
 import { TestDatabase, freePort, testEnvironment } from '../test/support/test-app.js';
 import {
   PLATFORM_TOKEN,
@@ -240,6 +241,10 @@ export async function benchAck(durationSeconds: number): Promise<Comparison> {
 
 interface Drain {
   messagesPerSecond: number;
+  /** Seconds until the worker answered its liveness probe. */
+  bootSeconds?: number;
+  /** Seconds until every message was stored (before the last turns ran). */
+  storedSeconds?: number;
   /** PostgreSQL transactions (each statement outside a transaction is one) per message. */
   statementsPerMessage: number;
   seconds: number;
@@ -280,10 +285,23 @@ async function drainService(size: number, profile: boolean): Promise<Drain> {
       { ...env, APP_ROLE: 'worker', PORT: String(await freePort()) },
       profile ? ['--cpu-prof', '--cpu-prof-dir=bench/results/profiles'] : [],
     );
+    const bootSeconds = (Date.now() - started) / 1000;
+    let storedSeconds = 0;
+    // Stored deliveries leave the stream: it is empty once every message is stored.
+    const storing = (async () => {
+      const redis = new Redis(env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+      try {
+        while ((await redis.xlen(`${env.REDIS_PREFIX}:${WEBHOOK_STREAM}`)) > 0) await sleep(50);
+        storedSeconds = (Date.now() - started) / 1000;
+      } finally {
+        redis.disconnect();
+      }
+    })();
     let seconds = 0;
     let peak = 0;
     try {
       seconds = await drained(agent.seen, traffic.ids, started, 600_000);
+      await storing;
       // Every turn answered: the replies still in flight reach the platform.
       for (let i = 0; i < 100 && platform.sends() < agent.turns(); i++) await sleep(100);
       await sleep(1000);
@@ -297,6 +315,8 @@ async function drainService(size: number, profile: boolean): Promise<Drain> {
     return {
       statementsPerMessage: Math.round((statements / traffic.ids.length) * 100) / 100,
       messagesPerSecond: Math.round(traffic.ids.length / seconds),
+      bootSeconds: Math.round(bootSeconds * 10) / 10,
+      storedSeconds: Math.round(storedSeconds * 10) / 10,
       seconds: Math.round(seconds * 10) / 10,
       lost: traffic.ids.filter((id) => !agent.seen.has(id)).length,
       givenTwice: [...agent.seen.values()].filter((count) => count > 1).length,
@@ -393,7 +413,7 @@ export async function benchPipeline(size: number): Promise<Comparison> {
     baseline: baseline.messagesPerSecond,
     ratio: service.messagesPerSecond / baseline.messagesPerSecond,
     details: {
-      'service seconds': service.seconds,
+      'service seconds (boot; all stored)': `${service.seconds} (${service.bootSeconds}; ${service.storedSeconds})`,
       'baseline seconds': baseline.seconds,
       'lost / given twice': `${service.lost} / ${service.givenTwice}`,
       'turns / replies sent': `${service.turns} / ${service.replies}`,

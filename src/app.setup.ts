@@ -17,6 +17,17 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
 
 const draining = new WeakSet<NestFastifyApplication>();
 
+/**
+ * Routes whose successful answers are logged at debug only: the platform's
+ * deliveries (thousands a second; the metrics count them) and the probes.
+ */
+const QUIET_ROUTES = new Set([
+  'POST /webhooks/messenger',
+  'GET /health',
+  'GET /health/live',
+  'GET /health/ready',
+]);
+
 export interface ServedRoute {
   method: string;
   url: string;
@@ -99,6 +110,8 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
       ms: Math.round(reply.elapsedTime),
     };
     if (reply.statusCode >= 500) requestLog.error(line, 'request failed');
+    else if (reply.statusCode < 400 && QUIET_ROUTES.has(`${labels.method} ${labels.route}`))
+      requestLog.debug(line, 'request');
     else requestLog.log(line, 'request');
   });
   await app.init();

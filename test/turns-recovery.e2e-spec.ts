@@ -7,6 +7,7 @@ import {
   envelope,
   type WebhookTarget,
 } from './support/fake-platform.js';
+import { Redis } from 'ioredis';
 import { RedisServer } from './support/redis-server.js';
 import { startServiceProcess, type ServiceProcess } from './support/service-process.js';
 import { TcpProxy } from './support/tcp-proxy.js';
@@ -92,6 +93,7 @@ describe('turns through crashes and outages', () => {
       MESSAGE_BUFFER_MAX_WAIT: '3',
       TURN_LEASE_S: '2',
       SWEEP_INTERVAL_S: '1',
+      DELIVERY_LEASE_S: '2',
       REDIS_PREFIX: `recovery${randomBytes(4).toString('hex')}`,
     };
     const setup = await startTestApp({ ...env, APP_ROLE: 'api' });
@@ -219,4 +221,36 @@ describe('turns through crashes and outages', () => {
     const counts = givenCounts();
     expect(messages.filter((m) => counts.get(m.id) !== 1)).toEqual([]);
   }, 70_000);
+
+  it('stores the deliveries a killed worker had taken, once, through another worker', async () => {
+    const proxy = await TcpProxy.start('127.0.0.1', 5432);
+    running.push({ close: () => proxy.stop() });
+    const api = await app({ APP_ROLE: 'api' });
+    const first = await worker({
+      DATABASE_URL: db.url.replace('127.0.0.1:5432', `127.0.0.1:${proxy.port}`),
+    });
+    // The worker takes the deliveries but cannot store them, and is killed holding them.
+    proxy.cutOff();
+    const from = ['5511930000008', '5511930000009'];
+    const messages = [text(from[0], 'taken'), text(from[1], 'then'), text(from[0], 'killed')];
+    for (const message of messages) await deliver(api, [message]);
+    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    try {
+      const stream = `${env.REDIS_PREFIX}:webhook:deliveries`;
+      const taken = async () => ((await redis.xpending(stream, 'workers')) as [number])[0];
+      // Each of its two readers holds one; the third waits unread.
+      await waitFor(async () => (await taken()) === 2);
+      await first.kill();
+      proxy.restore();
+      expect(await taken()).toBe(2);
+
+      await worker();
+      await waitFor(() => messages.every((m) => givenCounts().has(m.id)), 20_000);
+      await sleep(1500);
+      expect(messages.map((m) => givenCounts().get(m.id))).toEqual([1, 1, 1]);
+      expect(await redis.xlen(stream)).toBe(0);
+    } finally {
+      redis.disconnect();
+    }
+  }, 40_000);
 });

@@ -7,6 +7,7 @@ import { SendingModule } from '../send/sending.module.js';
 import { TurnStoreModule } from '../turns/turn-store.module.js';
 import { AgentClient } from './agent-client.service.js';
 import { BufferProcessor } from './buffer.processor.js';
+import { DeliveryBacklog } from '../webhook/delivery-backlog.js';
 import { ContactBuffer } from './contact-buffer.service.js';
 import { ReplySender } from './reply-sender.service.js';
 import { TurnRunner } from './turn-runner.service.js';
@@ -25,6 +26,7 @@ import { TurnProcessor } from './turn.processor.js';
   providers: [
     AgentClient,
     ContactBuffer,
+    DeliveryBacklog,
     ReplySender,
     TurnRunner,
     TurnSweeper,

@@ -12,6 +12,6 @@ export class BufferProcessor extends GracefulWorkerHost {
   }
 
   process(job: Job<BufferFlushJob>): Promise<TurnStep> {
-    return this.runner.startTurn(job.data.instanceId, job.data.contactId);
+    return this.runner.startTurn(job.data);
   }
 }

@@ -7,11 +7,46 @@ import { AppConfig } from '../config/app-config.js';
 import { MessagesService, type AwaitingSpan } from '../messages/messages.service.js';
 import { MetricsService, QUEUE_STATES } from '../metrics/metrics.service.js';
 import { TurnStore, type ClaimResult } from '../turns/turn.store.js';
+import { DeliveryBacklog } from '../webhook/delivery-backlog.js';
+
+/** A flush running this much before its buffer is due goes ahead. */
+const DUE_TOLERANCE_MS = 25;
+
+/** A buffer held by a backlog is looked at again after half the backlog before it, within these. */
+const BACKLOG_RECHECK_MIN_MS = 250;
+const BACKLOG_RECHECK_MAX_MS = 5000;
+
+/** Waiting buffers re-armed at once when the workers catch up, per round of Redis calls. */
+const RELEASE_CHUNK = 1000;
+
+/** What a flush came to: a claim, or the buffer not due yet (its flush armed again). */
+export type FlushResult = Exclude<ClaimResult, { kind: 'not_due' }> | { kind: 'not_due' };
+
+/** A contact whose waiting messages span `span`: its flush is due from that span. */
+export interface BufferSpan {
+  instanceId: string;
+  contactId: string;
+  span: AwaitingSpan;
+}
 
 /**
  * Each contact's burst of messages: they wait in PostgreSQL (flagged
  * `awaiting_turn`), and one delayed, debounced BullMQ job per contact says
  * when they go to the agent together, as one turn.
+ *
+ * Live, a buffer is due MESSAGE_BUFFER_DELAY after its last message, and no
+ * later than MESSAGE_BUFFER_MAX_WAIT after its first. The job is armed when
+ * the buffer starts (its first waiting message), not re-armed for every
+ * message after: when it runs, the claim checks the buffer is due and, if
+ * more messages came meanwhile, the flush is armed again for the new time.
+ * So a busy contact costs one job per quiet gap, not one per batch of
+ * deliveries.
+ *
+ * While the workers are behind the webhook (see DeliveryBacklog), quiet gaps
+ * cannot be seen yet: a buffer is due once everything that arrived up to
+ * MESSAGE_BUFFER_MAX_WAIT after its first message has been read, and when the
+ * workers catch up every waiting buffer is looked at again (see release).
+ * The agent gets the user's bursts whole, and a backlog is drained in few turns.
  */
 @Injectable()
 export class ContactBuffer {
@@ -20,6 +55,7 @@ export class ContactBuffer {
     private readonly config: AppConfig,
     private readonly messages: MessagesService,
     private readonly turns: TurnStore,
+    private readonly backlog: DeliveryBacklog,
     metrics: MetricsService,
   ) {
     metrics.addQueueReader(async () => [
@@ -32,43 +68,97 @@ export class ContactBuffer {
     return this.config.AGENT_MODULE_URL !== undefined;
   }
 
-  /** (Re)arms one contact's flush (see scheduleAll). */
+  private get delayMs(): number {
+    return this.config.MESSAGE_BUFFER_DELAY * 1000;
+  }
+
+  private get maxWaitMs(): number {
+    return this.config.MESSAGE_BUFFER_MAX_WAIT * 1000;
+  }
+
+  /** (Re)arms one contact's flush from its waiting messages (see scheduleAll). */
   schedule(instanceId: string, contactId: string): Promise<void> {
     return this.scheduleAll([{ instanceId, contactId }]);
   }
 
   /**
-   * (Re)arms each contact's flush for MESSAGE_BUFFER_DELAY after its last
-   * waiting message, but no later than MESSAGE_BUFFER_MAX_WAIT after the
-   * first. BullMQ's debounce replaces a delayed job and keeps at most one
-   * more while one runs. Contacts with nothing waiting are left alone. One
-   * query and one round of Redis calls for all of them.
+   * Arms the flush of buffers that just started (`started`, spans known) and
+   * re-arms that of `contacts` from their waiting messages, read in one
+   * query (after a retry, a sweep: whether a flush is armed is not known).
+   * BullMQ's debounce replaces a delayed job and keeps at most one more
+   * while one runs. Contacts with nothing waiting are left alone. One round
+   * of Redis calls for all of them.
    */
-  async scheduleAll(contacts: Array<{ instanceId: string; contactId: string }>): Promise<void> {
-    if (!this.enabled || contacts.length === 0) return;
-    const spans = await this.messages.awaitingSpans(contacts.map((c) => c.contactId));
-    const now = Date.now();
-    const jobs = contacts.flatMap(({ instanceId, contactId }) => {
+  async scheduleAll(
+    contacts: Array<{ instanceId: string; contactId: string }>,
+    started: BufferSpan[] = [],
+  ): Promise<void> {
+    if (!this.enabled || contacts.length + started.length === 0) return;
+    const spans =
+      contacts.length > 0
+        ? await this.messages.awaitingSpans(contacts.map((c) => c.contactId))
+        : new Map<string, AwaitingSpan>();
+    const buffers = [...started];
+    for (const { instanceId, contactId } of contacts) {
       const span = spans.get(contactId);
-      return span ? [this.flushJob(instanceId, contactId, span, now)] : [];
-    });
-    if (jobs.length > 0) await this.queue.addBulk(jobs);
+      if (span) buffers.push({ instanceId, contactId, span });
+    }
+    await this.arm(buffers);
   }
 
-  /** The debounced flush job of a contact whose waiting messages span `span`. */
-  private flushJob(instanceId: string, contactId: string, span: AwaitingSpan, now: number) {
-    const due = Math.min(
-      span.last.getTime() + this.config.MESSAGE_BUFFER_DELAY * 1000,
-      span.first.getTime() + this.config.MESSAGE_BUFFER_MAX_WAIT * 1000,
+  /** Arms the flush of a buffer whose span is known (a turn just ended). */
+  scheduleFrom(instanceId: string, contactId: string, span: AwaitingSpan): Promise<void> {
+    return this.arm([{ instanceId, contactId, span }]);
+  }
+
+  /**
+   * The workers caught up with the webhook: every waiting buffer is armed
+   * again by the live rule (those a backlog held are mostly due at once).
+   */
+  async release(): Promise<void> {
+    if (!this.enabled) return;
+    this.backlog.forget();
+    for (let after: string | null = null; ;) {
+      const page = await this.messages.awaitingBuffers(after, RELEASE_CHUNK);
+      await this.arm(
+        page.map(({ instance_id, contact_id, first, last }) => ({
+          instanceId: instance_id,
+          contactId: contact_id,
+          span: { first, last },
+        })),
+      );
+      if (page.length < RELEASE_CHUNK) return;
+      after = page[page.length - 1].contact_id;
+    }
+  }
+
+  private async arm(buffers: BufferSpan[]): Promise<void> {
+    if (buffers.length === 0) return;
+    const now = Date.now();
+    await this.queue.addBulk(
+      buffers.map(({ instanceId, contactId, span }) => {
+        const dueAt = this.dueAt(span, false);
+        return this.flushJob({ instanceId, contactId, dueAt }, dueAt, now);
+      }),
     );
-    const delay = Math.max(0, Math.round(due - now));
+  }
+
+  /** When a buffer spanning `span` is due (ms since epoch), live or `behind` a backlog. */
+  private dueAt(span: AwaitingSpan, behind: boolean): number {
+    const maxWait = span.first.getTime() + this.maxWaitMs;
+    return behind ? maxWait : Math.min(span.last.getTime() + this.delayMs, maxWait);
+  }
+
+  /** The contact's flush job, to run at `runAt` (ms since epoch), for a buffer due at `flush.dueAt`. */
+  private flushJob(flush: Required<BufferFlushJob>, runAt: number, now: number) {
+    const delay = Math.max(0, Math.round(runAt - now));
     return {
       name: BUFFER_FLUSH_JOB,
-      data: { instanceId, contactId },
+      data: flush,
       opts: {
         delay,
         deduplication: {
-          id: contactId,
+          id: flush.contactId,
           ttl: Math.max(1, delay),
           extend: true,
           replace: true,
@@ -85,21 +175,70 @@ export class ContactBuffer {
 
   /**
    * Takes the contact's waiting messages into a new turn held by `owner`, its
-   * first agent call counted, unless the contact has an open turn.
+   * first agent call counted, if the buffer is due and the contact has no
+   * open turn. A buffer not due yet (messages came since the flush was
+   * armed, or the workers are behind) has its flush armed again for later.
    */
-  claim(instanceId: string, contactId: string, owner: string): Promise<ClaimResult> {
-    return this.turns.claim(
-      randomUUID(),
+  async claim(flush: BufferFlushJob, owner: string): Promise<FlushResult> {
+    const { instanceId, contactId, dueAt } = flush;
+    const readUpTo = await this.backlog.readUpTo();
+    // Known not due from the job alone (its due time only ever moves later): no statement.
+    if (dueAt !== undefined && readUpTo !== null && dueAt > readUpTo + DUE_TOLERANCE_MS) {
+      await this.rearm(instanceId, contactId, dueAt, readUpTo);
+      return { kind: 'not_due' };
+    }
+    const claim = await this.turns.claim(randomUUID(), instanceId, contactId, owner, {
+      leaseMs: this.config.TURN_LEASE_S * 1000,
+      agentHorizonMs: this.config.AGENT_RETRY_MAX_S * 1000,
+      // The flush job may run a little early (timer and clock precision): that counts as due.
+      dueBy: new Date((readUpTo ?? Date.now()) + DUE_TOLERANCE_MS),
+      delayMs: readUpTo === null ? this.delayMs : null,
+      maxWaitMs: this.maxWaitMs,
+    });
+    if (claim.kind !== 'not_due') return claim;
+    await this.rearm(
       instanceId,
       contactId,
-      owner,
-      this.config.TURN_LEASE_S * 1000,
-      this.config.AGENT_RETRY_MAX_S * 1000,
+      this.dueAt(claim.awaiting, readUpTo !== null),
+      readUpTo,
     );
+    return { kind: 'not_due' };
   }
 
-  /** Arms the contact's flush from a span already known (a turn just ended). */
-  async scheduleFrom(instanceId: string, contactId: string, span: AwaitingSpan): Promise<void> {
-    await this.queue.addBulk([this.flushJob(instanceId, contactId, span, Date.now())]);
+  /**
+   * Arms a flush that ran too early again: for when the buffer is due, or,
+   * held by a backlog, for a second look once more of it has been read.
+   */
+  private async rearm(
+    instanceId: string,
+    contactId: string,
+    dueAt: number,
+    readUpTo: number | null,
+  ): Promise<void> {
+    const now = Date.now();
+    const runAt =
+      readUpTo === null
+        ? Math.max(dueAt, now + DUE_TOLERANCE_MS)
+        : now +
+          Math.min(
+            BACKLOG_RECHECK_MAX_MS,
+            Math.max(BACKLOG_RECHECK_MIN_MS, (dueAt - readUpTo) / 2),
+          );
+    await this.queue.addBulk([this.flushJob({ instanceId, contactId, dueAt }, runAt, now)]);
+  }
+
+  /** Whether the workers have read everything the webhook took (looked up afresh). */
+  async caughtUp(): Promise<boolean> {
+    this.backlog.forget();
+    return (await this.backlog.readUpTo()) === null;
+  }
+
+  /**
+   * What buffers are due as of: now, or, while the workers are behind, how
+   * far they have read (then `behind`: only the max wait counts).
+   */
+  async dueAsOf(): Promise<{ at: number; behind: boolean }> {
+    const readUpTo = await this.backlog.readUpTo();
+    return readUpTo === null ? { at: Date.now(), behind: false } : { at: readUpTo, behind: true };
   }
 }

@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { backoffDelay, type Backoff } from '../common/backoff.js';
+import type { BufferFlushJob } from '../common/queues.js';
 import { AppConfig } from '../config/app-config.js';
 import type { Instance } from '../instances/entities/instance.entity.js';
 import { InstancesService } from '../instances/instances.service.js';
@@ -28,6 +29,7 @@ export const AGENT_BACKOFF: Backoff = { baseDelayMs: 1000, maxDelayMs: 10_000 };
 /** Where a run of a turn left it. */
 export type TurnStep =
   | 'empty' // nothing waited for the agent
+  | 'not_due' // messages came since the flush was armed: it is armed again for later
   | 'busy' // another worker holds the turn, or a retry is not due yet
   | 'lost' // the lease was taken over mid-run
   | 'waiting' // a retry is scheduled
@@ -75,14 +77,16 @@ export class TurnRunner {
   }
 
   /**
-   * The contact's buffer is due: its waiting messages become a turn, which
-   * runs now. While the contact has an open turn they wait for the next one;
-   * that open turn is nudged in case its worker died.
+   * The contact's flush ran: if the buffer is due, its waiting messages
+   * become a turn, which runs now; if messages came since, the flush is armed
+   * again for later. While the contact has an open turn they wait for the
+   * next one; that open turn is nudged in case its worker died.
    */
-  async startTurn(instanceId: string, contactId: string): Promise<TurnStep> {
+  async startTurn(flush: BufferFlushJob): Promise<TurnStep> {
+    const { instanceId, contactId } = flush;
     const owner = newLeaseOwner();
-    const claim = await this.buffer.claim(instanceId, contactId, owner);
-    if (claim.kind === 'empty') return 'empty';
+    const claim = await this.buffer.claim(flush, owner);
+    if (claim.kind === 'empty' || claim.kind === 'not_due') return claim.kind;
     if (claim.kind === 'busy') return this.run(claim.turnId);
     const turn: ActiveTurn = {
       id: claim.turnId,

@@ -104,10 +104,13 @@ export class TurnSweeper implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   async sweep(): Promise<SweepResult> {
+    // While the workers are behind the webhook, buffers are due as of how far they have read.
+    const asOf = await this.buffer.dueAsOf();
     const overdue = await this.messages.overdueContacts(
-      this.config.MESSAGE_BUFFER_DELAY * 1000,
+      asOf.behind ? null : this.config.MESSAGE_BUFFER_DELAY * 1000,
       this.config.MESSAGE_BUFFER_MAX_WAIT * 1000,
       GRACE_MS,
+      new Date(asOf.at),
     );
     for (const { instance_id, contact_id } of overdue) {
       await this.buffer.schedule(instance_id, contact_id);

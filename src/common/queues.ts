@@ -24,6 +24,8 @@ export const BUFFER_FLUSH_JOB = 'flush';
 export interface BufferFlushJob {
   instanceId: string;
   contactId: string;
+  /** When the buffer was due when the job was armed (ms since epoch); absent in older jobs. */
+  dueAt?: number;
 }
 
 /** Wake-ups of one turn: a delayed retry, or a resume after its worker died. PostgreSQL holds the state. */

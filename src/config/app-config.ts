@@ -227,6 +227,13 @@ export class AppConfig {
   @Max(600, { message: 'TURN_LEASE_S must be a number of seconds from 1 to 600' })
   TURN_LEASE_S = 15;
 
+  /** A webhook delivery a worker took and has not stored this long is taken over by another. */
+  @Type(() => Number)
+  @IsNumber({}, { message: 'DELIVERY_LEASE_S must be a number of seconds from 1 to 3600' })
+  @Min(1, { message: 'DELIVERY_LEASE_S must be a number of seconds from 1 to 3600' })
+  @Max(3600, { message: 'DELIVERY_LEASE_S must be a number of seconds from 1 to 3600' })
+  DELIVERY_LEASE_S = 30;
+
   /** How often one worker looks for stranded messages and turns whose worker died. */
   @Type(() => Number)
   @IsNumber({}, { message: 'SWEEP_INTERVAL_S must be a number of seconds from 0.5 to 3600' })

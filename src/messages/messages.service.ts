@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { DataSource, Repository } from 'typeorm';
 import { AppException } from '../common/app.exception.js';
 import { unavailable } from '../common/unavailable.js';
 import { BatchWriter } from '../common/batch-writer.js';
 import { LocalCache } from '../common/local-cache.js';
 import { AppConfig } from '../config/app-config.js';
-import { rows } from '../database/sql.js';
+import { prepared, rows } from '../database/sql.js';
 import type { InboundMessage } from '../platform/webhook-payload.js';
 import type { IdentityChange, IdentityRow } from './contact-identity.js';
 import { Contact } from './entities/contact.entity.js';
@@ -76,11 +76,14 @@ export class MessagesService {
   private readonly writer: BatchWriter<OutboundRecord>;
   private probe?: Promise<void>;
 
+  private readonly db: DataSource;
+
   constructor(
     @InjectRepository(Message) private readonly messages: Repository<Message>,
     @InjectRepository(Contact) private readonly contacts: Repository<Contact>,
     private readonly config: AppConfig,
   ) {
+    this.db = messages.manager.connection;
     this.writer = new BatchWriter((records) => this.storeOutbound(records), RECORD_RETRY_DELAYS_MS);
   }
 
@@ -138,30 +141,72 @@ export class MessagesService {
   /**
    * The contact of each identity (see mc_resolve_contact: found by either key,
    * linked, merged or created), with its profile and last inbound time
-   * brought forward; one statement for the whole delivery.
+   * brought forward. Numbers already known, without a user id (most
+   * messages), are found and brought forward in one set-based statement;
+   * the others go through mc_resolve_contact, in one more.
    */
   async resolveContacts(
     instanceId: string,
     identities: IdentityRow[],
   ): Promise<Map<string, string>> {
-    if (identities.length === 0) return new Map();
-    const resolved = await rows<{ n: string; id: string }>(
-      this.contacts,
+    const resolved = new Map<string, string>();
+    const byNumber = identities.filter((i) => i.waId !== null && i.userId === null);
+    if (byNumber.length > 0) {
+      const known = await prepared<{ n: string; id: string }>(
+        this.db,
+        'contacts_known_numbers',
+        `WITH i AS (
+           SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[])
+             WITH ORDINALITY AS i(wa_id, parent_user_id, username, name, at, n)
+         ), known AS (
+           SELECT i.*, c.id FROM i JOIN contacts c ON c.instance_id = $1 AND c.wa_id = i.wa_id
+         ), touched AS (
+           UPDATE contacts c SET
+             parent_user_id = COALESCE(k.parent_user_id, c.parent_user_id),
+             username = COALESCE(k.username, c.username),
+             name = COALESCE(k.name, c.name),
+             last_inbound_at = GREATEST(c.last_inbound_at, k.at),
+             updated_at = now()
+           FROM known k
+           WHERE c.id = k.id
+             AND (k.parent_user_id IS NOT NULL AND c.parent_user_id IS DISTINCT FROM k.parent_user_id
+               OR k.username IS NOT NULL AND c.username IS DISTINCT FROM k.username
+               OR k.name IS NOT NULL AND c.name IS DISTINCT FROM k.name
+               OR k.at > COALESCE(c.last_inbound_at, '-infinity'))
+         )
+         SELECT n, id FROM known`,
+        [
+          instanceId,
+          byNumber.map((i) => i.waId),
+          byNumber.map((i) => i.parentUserId),
+          byNumber.map((i) => i.username),
+          byNumber.map((i) => i.name),
+          byNumber.map((i) => i.lastInboundAt),
+        ],
+      );
+      for (const row of known) resolved.set(byNumber[Number(row.n) - 1].key, row.id);
+    }
+    const others = identities.filter((i) => !resolved.has(i.key));
+    if (others.length === 0) return resolved;
+    const found = await prepared<{ n: string; id: string }>(
+      this.db,
+      'contacts_resolve',
       `SELECT i.n, mc_resolve_contact($1, i.wa_id, i.user_id, i.parent_user_id, i.username, i.name, i.at) AS id
        FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
          WITH ORDINALITY AS i(wa_id, user_id, parent_user_id, username, name, at, n)
        ORDER BY i.n`,
       [
         instanceId,
-        identities.map((i) => i.waId),
-        identities.map((i) => i.userId),
-        identities.map((i) => i.parentUserId),
-        identities.map((i) => i.username),
-        identities.map((i) => i.name),
-        identities.map((i) => i.lastInboundAt),
+        others.map((i) => i.waId),
+        others.map((i) => i.userId),
+        others.map((i) => i.parentUserId),
+        others.map((i) => i.username),
+        others.map((i) => i.name),
+        others.map((i) => i.lastInboundAt),
       ],
     );
-    return new Map(resolved.map((row) => [identities[Number(row.n) - 1].key, row.id]));
+    for (const row of found) resolved.set(others[Number(row.n) - 1].key, row.id);
+    return resolved;
   }
 
   /** Applies a number or user-id change to the contact known by the old keys; null when unknown. */
@@ -238,8 +283,9 @@ export class MessagesService {
 
   /** When each contact's messages waiting for a turn arrived; contacts with none are left out. */
   async awaitingSpans(contactIds: string[]): Promise<Map<string, AwaitingSpan>> {
-    const found = await rows<{ contact_id: string; first: Date; last: Date }>(
-      this.messages,
+    const found = await prepared<{ contact_id: string; first: Date; last: Date }>(
+      this.db,
+      'messages_awaiting_spans',
       `SELECT contact_id, min(received_at) AS first, max(received_at) AS last FROM messages
        WHERE awaiting_turn AND contact_id = ANY($1::uuid[]) GROUP BY contact_id`,
       [contactIds],
@@ -248,14 +294,16 @@ export class MessagesService {
   }
 
   /**
-   * Contacts whose waiting messages should have gone to the agent by now (the
-   * quiet delay after the last one, or the max wait after the first, passed
-   * more than `graceMs` ago) and that have no open turn to wait for.
+   * Contacts whose waiting messages should have gone to the agent by `asOf`
+   * (the quiet delay after the last one, unless null, or the max wait after
+   * the first, passed more than `graceMs` before it) and that have no open
+   * turn to wait for.
    */
   overdueContacts(
-    delayMs: number,
+    delayMs: number | null,
     maxWaitMs: number,
     graceMs: number,
+    asOf: Date,
     limit = 1000,
   ): Promise<Array<{ instance_id: string; contact_id: string }>> {
     return rows(
@@ -266,10 +314,25 @@ export class MessagesService {
            SELECT 1 FROM turns t WHERE t.contact_id = m.contact_id
              AND t.status IN ('claimed', 'calling', 'answered', 'sending'))
        GROUP BY m.instance_id, m.contact_id
-       HAVING max(m.received_at) < now() - ($1::float8 + $3::float8) * interval '1 millisecond'
-           OR min(m.received_at) < now() - ($2::float8 + $3::float8) * interval '1 millisecond'
-       LIMIT $4`,
-      [delayMs, maxWaitMs, graceMs, limit],
+       HAVING max(m.received_at) < $4::timestamptz - ($1::float8 + $3::float8) * interval '1 millisecond'
+           OR min(m.received_at) < $4::timestamptz - ($2::float8 + $3::float8) * interval '1 millisecond'
+       LIMIT $5`,
+      [delayMs, maxWaitMs, graceMs, asOf, limit],
+    );
+  }
+
+  /** A page of the contacts with messages waiting, by contact id, with their spans. */
+  awaitingBuffers(
+    after: string | null,
+    limit: number,
+  ): Promise<Array<{ instance_id: string; contact_id: string; first: Date; last: Date }>> {
+    return rows(
+      this.messages,
+      `SELECT instance_id, contact_id, min(received_at) AS first, max(received_at) AS last
+       FROM messages
+       WHERE awaiting_turn AND ($1::uuid IS NULL OR contact_id > $1::uuid)
+       GROUP BY contact_id, instance_id ORDER BY contact_id LIMIT $2`,
+      [after, limit],
     );
   }
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { rows, sqlState, UNIQUE_VIOLATION } from '../database/sql.js';
+import { prepared, rows, sqlState, UNIQUE_VIOLATION } from '../database/sql.js';
 import type { AwaitingSpan, ContactKeys } from '../messages/messages.service.js';
 import type { InboundMessage } from '../platform/webhook-payload.js';
 import {
@@ -27,8 +27,22 @@ export type ClaimResult =
   | ClaimedTurn
   /** The contact already has an open turn; its waiting messages go in the next one. */
   | { kind: 'busy'; turnId: string }
+  /** The buffer is due later (messages came after the flush was armed, or the workers are behind). */
+  | { kind: 'not_due'; awaiting: AwaitingSpan }
   /** Nothing waits. */
   | { kind: 'empty' };
+
+export interface ClaimOptions {
+  leaseMs: number;
+  /** How long the agent may be tried. */
+  agentHorizonMs: number;
+  /** The buffer must be due by then. */
+  dueBy: Date;
+  /** MESSAGE_BUFFER_DELAY in ms; null: quiet gaps do not count (the workers are behind). */
+  delayMs: number | null;
+  /** MESSAGE_BUFFER_MAX_WAIT in ms. */
+  maxWaitMs: number;
+}
 
 /** When a turn ends: whether this worker ended it, and what of the contact's waits now. */
 export interface Ended {
@@ -79,31 +93,40 @@ export class TurnStore {
   /**
    * Opens a turn for the contact's waiting messages under `owner`'s lease and
    * counts its first agent call, in one statement that also returns the
-   * messages (in order) and the contact. The partial unique index on open
-   * turns lets one turn per contact exist, so two workers flushing at once
-   * cannot both claim; while one is open, the contact's new messages wait.
+   * messages (in order) and the contact. Only a due buffer is taken: one
+   * whose last message is `delayMs` old, or its first `maxWaitMs`, by
+   * `dueBy` (a null delay never passes). The partial unique index on open turns lets one turn per
+   * contact exist, so two workers flushing at once cannot both claim; while
+   * one is open, the contact's new messages wait.
    */
   async claim(
     turnId: string,
     instanceId: string,
     contactId: string,
     owner: string,
-    leaseMs: number,
-    agentHorizonMs: number,
+    options: ClaimOptions,
   ): Promise<ClaimResult> {
-    const [row] = await rows<{
+    const [row] = await prepared<{
       claimed: string | null;
       open: string | null;
+      first: Date | null;
+      last: Date | null;
       messages: InboundMessage[] | null;
       contact: ContactKeys | null;
     }>(
       this.db,
-      `WITH opened AS (
+      'turn_claim',
+      `WITH waiting AS (
+         SELECT min(received_at) AS first, max(received_at) AS last FROM messages
+         WHERE awaiting_turn AND contact_id = $3
+       ), opened AS (
          INSERT INTO turns (id, instance_id, contact_id, status, attempts, agent_deadline,
                             lease_owner, lease_until)
          SELECT $1, $2, $3, 'calling', 1, now() + $6::float8 * interval '1 millisecond',
                 $4, now() + $5::float8 * interval '1 millisecond'
-         WHERE EXISTS (SELECT 1 FROM messages WHERE awaiting_turn AND contact_id = $3)
+         FROM waiting
+         WHERE last + $8::float8 * interval '1 millisecond' <= $7
+            OR first + $9::float8 * interval '1 millisecond' <= $7
          ON CONFLICT (contact_id) WHERE status IN ${OPEN_TURN_STATES_SQL} DO NOTHING
          RETURNING id
        ), taken AS (
@@ -113,16 +136,32 @@ export class TurnStore {
        )
        SELECT (SELECT id FROM opened) AS claimed,
          (SELECT id FROM turns WHERE contact_id = $3 AND status IN ${OPEN_TURN_STATES_SQL}) AS open,
+         waiting.first, waiting.last,
          (SELECT json_agg(body ORDER BY created_at, received_at, seq) FROM taken) AS messages,
          (SELECT row_to_json(c) FROM (SELECT wa_id, user_id, parent_user_id, username, name
-                                      FROM contacts WHERE id = $3) c) AS contact`,
-      [turnId, instanceId, contactId, owner, leaseMs, agentHorizonMs],
+                                      FROM contacts WHERE id = $3) c) AS contact
+       FROM waiting`,
+      [
+        turnId,
+        instanceId,
+        contactId,
+        owner,
+        options.leaseMs,
+        options.agentHorizonMs,
+        options.dueBy,
+        options.delayMs,
+        options.maxWaitMs,
+      ],
     );
     if (row?.claimed && row.messages?.length && row.contact) {
       return { kind: 'claimed', turnId: row.claimed, messages: row.messages, contact: row.contact };
     }
     // The snapshot saw the open turn as it was before this statement.
-    return row?.open ? { kind: 'busy', turnId: row.open } : { kind: 'empty' };
+    if (row?.open) return { kind: 'busy', turnId: row.open };
+    if (row?.first && row.last) {
+      return { kind: 'not_due', awaiting: { first: row.first, last: row.last } };
+    }
+    return { kind: 'empty' };
   }
 
   /**
@@ -195,8 +234,9 @@ export class TurnStore {
     replyHorizonMs: number,
   ): Promise<Ended & { stored: boolean }> {
     const toSend = parts.some((part) => part.status === 'queued');
-    const [row] = await rows<{ stored: boolean; first: Date | null; last: Date | null }>(
+    const [row] = await prepared<{ stored: boolean; first: Date | null; last: Date | null }>(
       this.db,
+      'turn_store_answer',
       `WITH stored AS (
          UPDATE turns SET answer = $3::jsonb, status = $4::text, last_error = NULL,
            updated_at = now(),
@@ -267,8 +307,9 @@ export class TurnStore {
     error: string | null,
     sentPart?: { position: number; wamid: string },
   ): Promise<Ended> {
-    const [row] = await rows<{ ended: boolean; first: Date | null; last: Date | null }>(
+    const [row] = await prepared<{ ended: boolean; first: Date | null; last: Date | null }>(
       this.db,
+      'turn_finish',
       `WITH part AS (
          UPDATE turn_parts SET status = 'sent', wamid = $6, attempts = attempts + 1,
            error = NULL, updated_at = now()

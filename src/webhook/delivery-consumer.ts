@@ -12,7 +12,9 @@ import { isDependencyUnavailable } from '../common/unavailable.js';
 import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { REDIS_CLIENT } from '../redis/redis.constants.js';
+import { ContactBuffer } from '../agent/contact-buffer.service.js';
 import { newLeaseOwner } from '../agent/turn-lease.js';
+import { KEEPING_UP_MS } from './delivery-backlog.js';
 import { BODY_FIELD, RECEIVED_FIELD, webhookStreamKey } from './delivery-stream.js';
 import { InboundService } from './inbound.service.js';
 
@@ -22,13 +24,15 @@ const BATCH = 200;
 const READERS = 2;
 /** How long a read waits for new deliveries. */
 const BLOCK_MS = 2000;
-/** A delivery taken by a worker that has not finished it this long is taken over. */
-const ORPHAN_IDLE_MS = 30_000;
-const CLAIM_INTERVAL_MS = 15_000;
 /** After this many failed attempts a delivery is set aside in the dead stream. */
 const MAX_ATTEMPTS = 10;
 
 type Entry = [id: string, fields: string[]];
+
+/** Redis answers NOGROUP for a stream or group it does not have (a new stream, or restarted empty). */
+function isNoGroup(error: unknown): boolean {
+  return String((error as Error)?.message).includes('NOGROUP');
+}
 
 function delivery([, fields]: Entry): WebhookDelivery {
   const value = (name: string) => fields[fields.indexOf(name) + 1] ?? '';
@@ -37,35 +41,42 @@ function delivery([, fields]: Entry): WebhookDelivery {
 
 /**
  * The workers' side of the webhook stream: a Redis consumer group, read in
- * batches. A batch is acknowledged (and deleted) only once stored; one that
- * fails stays pending and is read again after a pause (the database away) or
- * one by one (something in a delivery); a worker that dies leaves its pending
- * deliveries to be taken over after 30 s; a delivery failing 10 times goes to
- * the dead stream, logged and counted. A Redis restarted empty gets its group back.
+ * batches. A batch is acknowledged (and deleted) only once stored. While
+ * PostgreSQL or Redis is away the batch is stored again after a pause; a
+ * batch that fails for another reason is stored delivery by delivery, and a
+ * delivery that still fails stays pending. Pending deliveries (a failure, or
+ * a worker that died) are taken over once DELIVERY_LEASE_S passes; a
+ * delivery taken MAX_ATTEMPTS times goes to the dead stream, logged and
+ * counted. A Redis restarted empty gets its group back.
  */
 @Injectable()
 export class DeliveryConsumer implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(DeliveryConsumer.name);
   private readonly key: string;
   private readonly deadKey: string;
+  /** A delivery taken by a worker that has not finished it this long is taken over. */
+  private readonly orphanIdleMs: number;
   private readonly name = newLeaseOwner();
   private readonly readers: Redis[] = [];
-  private readonly failures = new Map<string, number>();
   private running = false;
   private readonly stopping = new AbortController();
   private loops: Array<Promise<void>> = [];
   private claimTimer?: NodeJS.Timeout;
   private claiming?: Promise<void>;
   private lastWarning = 0;
+  /** Whether the last batch read was full and more than a second old (the workers are behind). */
+  private behind = false;
 
   constructor(
     config: AppConfig,
     @Inject(REDIS_CLIENT) private readonly redis: Redis,
     private readonly inbound: InboundService,
+    private readonly buffer: ContactBuffer,
     private readonly metrics: MetricsService,
   ) {
     this.key = webhookStreamKey(config);
     this.deadKey = webhookStreamKey(config, WEBHOOK_DEAD_STREAM);
+    this.orphanIdleMs = config.DELIVERY_LEASE_S * 1000;
     for (let i = 0; i < READERS; i++) {
       // Blocking reads need connections of their own, with room for the block. They
       // fail fast while Redis is away (the loop pauses), so shutdown never waits on one.
@@ -85,7 +96,7 @@ export class DeliveryConsumer implements OnApplicationBootstrap, BeforeApplicati
     this.loops = this.readers.map((reader, i) => this.consume(reader, `${this.name}/${i}`));
     this.claimTimer = setInterval(() => {
       this.claiming ??= this.claimOrphans().finally(() => (this.claiming = undefined));
-    }, CLAIM_INTERVAL_MS);
+    }, this.orphanIdleMs / 2);
     this.claimTimer.unref();
   }
 
@@ -99,29 +110,74 @@ export class DeliveryConsumer implements OnApplicationBootstrap, BeforeApplicati
   }
 
   private async consume(reader: Redis, consumer: string): Promise<void> {
-    // First what this consumer took before and did not finish, then new deliveries.
-    let pendingFirst = true;
     let pause = 0;
     while (this.running) {
       try {
-        const entries = await this.read(reader, consumer, pendingFirst ? '0' : '>');
-        if (entries.length === 0) {
-          pendingFirst = false;
-          continue;
-        }
-        await this.handle(entries, consumer);
+        const entries = await this.read(reader, consumer);
         pause = 0;
+        if (entries.length > 0 && !(await this.store(entries, consumer))) return;
+        await this.noteProgress(entries);
       } catch (error) {
         if (!this.running) return;
-        pendingFirst = true;
-        pause = Math.min(30_000, Math.max(500, pause * 2));
-        this.warn(error, pause);
-        await sleep(pause, undefined, { signal: this.stopping.signal }).catch(() => undefined);
+        pause = await this.backOff(error, pause);
       }
     }
   }
 
-  private async read(reader: Redis, consumer: string, from: '0' | '>'): Promise<Entry[]> {
+  /**
+   * Stores a batch taken from the stream, trying again after a pause while
+   * PostgreSQL or Redis is away (the batch stays in hand: taking it again
+   * would count as another attempt). False when the process stops first:
+   * the batch is left pending, for another worker to take over.
+   */
+  private async store(entries: Entry[], consumer: string): Promise<boolean> {
+    for (let pause = 0; ;) {
+      try {
+        await this.handle(entries, consumer);
+        return true;
+      } catch (error) {
+        if (!this.running) return false;
+        pause = await this.backOff(error, pause);
+        if (!this.running) return false;
+      }
+    }
+  }
+
+  /** Waits after a failure: 0.5 s, doubling up to 30 s; cut short when the process stops. */
+  private async backOff(error: unknown, previous: number): Promise<number> {
+    const pause = Math.min(30_000, Math.max(500, previous * 2));
+    this.warn(error, pause);
+    await sleep(pause, undefined, { signal: this.stopping.signal }).catch(() => undefined);
+    return pause;
+  }
+
+  /**
+   * Tracks whether the workers are behind the webhook (full batches of
+   * deliveries more than a second old); when they catch up (a batch or a
+   * look at the stream shows nothing left unread), the buffers the backlog
+   * held are looked at again at once.
+   */
+  private async noteProgress(entries: Entry[]): Promise<void> {
+    const newest = entries.length > 0 ? Number(entries[entries.length - 1][0].split('-')[0]) : 0;
+    const old = entries.length === BATCH && Date.now() - newest > KEEPING_UP_MS;
+    if (!this.behind) {
+      this.behind = old;
+      return;
+    }
+    if (old && !(await this.buffer.caughtUp())) return;
+    this.behind = false;
+    try {
+      await this.buffer.release();
+    } catch (error) {
+      // The held buffers' own flushes look again within seconds.
+      this.logger.warn(
+        { err: (error as Error)?.message },
+        'caught up with the webhook, but the waiting buffers could not be released at once',
+      );
+    }
+  }
+
+  private async read(reader: Redis, consumer: string): Promise<Entry[]> {
     const args = [
       'GROUP',
       WEBHOOK_GROUP,
@@ -132,13 +188,13 @@ export class DeliveryConsumer implements OnApplicationBootstrap, BeforeApplicati
       BLOCK_MS,
       'STREAMS',
       this.key,
-      from,
+      '>',
     ] as const;
     let answer: unknown;
     try {
       answer = await reader.xreadgroup(...args);
     } catch (error) {
-      if (!String((error as Error).message).includes('NOGROUP')) throw error;
+      if (!isNoGroup(error)) throw error;
       // A new stream, or Redis restarted empty: the group is (re)made, from the start.
       await this.redis
         .xgroup('CREATE', this.key, WEBHOOK_GROUP, '0', 'MKSTREAM')
@@ -152,19 +208,21 @@ export class DeliveryConsumer implements OnApplicationBootstrap, BeforeApplicati
   }
 
   /**
-   * Stores a batch and acknowledges it. If the batch fails for another reason
-   * than a dependency away, its deliveries are tried one by one, so one that
-   * cannot be processed holds up only itself (and is set aside after 10 tries).
+   * Stores a batch and acknowledges it. A batch that fails because a
+   * dependency is away stays pending and is read again after a pause. One
+   * that fails for another reason is tried delivery by delivery, so a
+   * delivery that cannot be processed holds up only itself: it stays pending
+   * and is tried again once its lease passes (see claimOrphans), at most
+   * MAX_ATTEMPTS times in all.
    */
   private async handle(entries: Entry[], consumer: string): Promise<void> {
-    try {
-      await this.inbound.processBatch(entries.map(delivery));
-      await this.done(entries.map(([id]) => id));
-      return;
-    } catch (error) {
-      if (entries.length === 1 || isDependencyUnavailable(error)) {
-        if (entries.length === 1) await this.failed(entries[0], consumer, error);
-        throw error;
+    if (entries.length > 1) {
+      try {
+        await this.inbound.processBatch(entries.map(delivery));
+        await this.done(entries.map(([id]) => id));
+        return;
+      } catch (error) {
+        if (isDependencyUnavailable(error)) throw error;
       }
     }
     for (const entry of entries) {
@@ -179,25 +237,43 @@ export class DeliveryConsumer implements OnApplicationBootstrap, BeforeApplicati
   }
 
   private async done(ids: string[]): Promise<void> {
-    for (const id of ids) this.failures.delete(id);
-    await this.redis
-      .multi()
-      .xack(this.key, WEBHOOK_GROUP, ...ids)
-      .xdel(this.key, ...ids)
-      .exec();
+    try {
+      await this.redis
+        .multi()
+        .xack(this.key, WEBHOOK_GROUP, ...ids)
+        .xdel(this.key, ...ids)
+        .exec();
+    } catch (error) {
+      // Redis restarted empty while the batch was being stored: nothing left to acknowledge.
+      if (!isNoGroup(error)) throw error;
+    }
   }
 
-  /** Counts a failed attempt; past MAX_ATTEMPTS the delivery goes to the dead stream. */
-  private async failed(
-    entry: Entry,
-    consumer: string,
-    error: unknown,
-    attempts?: number,
-  ): Promise<void> {
+  /**
+   * A delivery failed: it is tried again later, or, once it has been taken
+   * MAX_ATTEMPTS times (Redis counts every time a worker takes it), it goes
+   * to the dead stream with the error, logged and counted.
+   */
+  private async failed(entry: Entry, consumer: string, error: unknown): Promise<void> {
     const [id] = entry;
-    const count = attempts ?? (this.failures.get(id) ?? 0) + 1;
-    this.failures.set(id, count);
-    if (count < MAX_ATTEMPTS) return;
+    let pending: [string, string, number, number] | undefined;
+    try {
+      [pending] = (await this.redis.xpending(this.key, WEBHOOK_GROUP, id, id, 1)) as Array<
+        [string, string, number, number]
+      >;
+    } catch (error) {
+      if (isNoGroup(error)) return;
+      throw error;
+    }
+    const attempts = pending?.[3] ?? 0;
+    const reason = String((error as Error)?.message ?? error);
+    if (attempts < MAX_ATTEMPTS) {
+      this.logger.warn(
+        { entryId: id, consumer, attempts, err: reason },
+        'webhook delivery could not be processed; it is tried again later',
+      );
+      return;
+    }
     const { body, receivedAt } = delivery(entry);
     await this.redis
       .multi()
@@ -209,24 +285,24 @@ export class DeliveryConsumer implements OnApplicationBootstrap, BeforeApplicati
         BODY_FIELD,
         body,
         'error',
-        String((error as Error)?.message ?? error),
+        reason,
         'id',
         id,
       )
       .xack(this.key, WEBHOOK_GROUP, id)
       .xdel(this.key, id)
       .exec();
-    this.failures.delete(id);
     this.metrics.webhookDeliveries.inc({ outcome: 'dead' });
     this.logger.error(
-      { entryId: id, consumer, attempts: count, err: (error as Error)?.message },
+      { entryId: id, consumer, attempts, err: reason },
       'webhook delivery set aside in the dead stream after repeated failures',
     );
   }
 
   /**
-   * Takes over deliveries another worker took and did not finish for 30 s
-   * (it died), and processes them; those tried too often go to the dead stream.
+   * Takes over deliveries another worker took and did not finish within
+   * DELIVERY_LEASE_S (it died), and processes them; those tried too often go
+   * to the dead stream.
    */
   private async claimOrphans(): Promise<void> {
     try {
@@ -234,7 +310,7 @@ export class DeliveryConsumer implements OnApplicationBootstrap, BeforeApplicati
         this.key,
         WEBHOOK_GROUP,
         'IDLE',
-        ORPHAN_IDLE_MS,
+        this.orphanIdleMs,
         '-',
         '+',
         BATCH,
@@ -245,14 +321,15 @@ export class DeliveryConsumer implements OnApplicationBootstrap, BeforeApplicati
         this.key,
         WEBHOOK_GROUP,
         consumer,
-        ORPHAN_IDLE_MS,
+        this.orphanIdleMs,
         ...pending.map(([id]) => id),
       )) as Entry[];
       const attempts = new Map(pending.map(([id, , , count]) => [id, count]));
       const live: Entry[] = [];
       for (const entry of claimed.filter(([, fields]) => fields !== null)) {
-        if ((attempts.get(entry[0]) ?? 0) >= MAX_ATTEMPTS) {
-          await this.failed(entry, consumer, new Error('taken over too many times'), MAX_ATTEMPTS);
+        // Taken once more by this claim: past the limit, set aside without another try.
+        if ((attempts.get(entry[0]) ?? 0) + 1 > MAX_ATTEMPTS) {
+          await this.failed(entry, consumer, new Error('taken over too many times'));
         } else {
           live.push(entry);
         }
@@ -265,7 +342,7 @@ export class DeliveryConsumer implements OnApplicationBootstrap, BeforeApplicati
         await this.handle(live, consumer);
       }
     } catch (error) {
-      this.warn(error, CLAIM_INTERVAL_MS);
+      this.warn(error, this.orphanIdleMs / 2);
     }
   }
 

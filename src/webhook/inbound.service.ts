@@ -1,9 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { ContactBuffer } from '../agent/contact-buffer.service.js';
+import { ContactBuffer, type BufferSpan } from '../agent/contact-buffer.service.js';
 import type { WebhookDelivery } from '../common/queues.js';
-import { rows, sqlState } from '../database/sql.js';
+import { prepared, sqlState } from '../database/sql.js';
 import type { Instance } from '../instances/entities/instance.entity.js';
 import { InstancesService } from '../instances/instances.service.js';
 import { identityKey } from '../messages/contact-identity.js';
@@ -46,6 +46,24 @@ export interface DeliveryResult {
   inactive: number;
 }
 
+/** Whose flush an instance's new messages call for. */
+interface Stored {
+  /** Contacts with no message waiting before these: their flush is armed from this span. */
+  started: BufferSpan[];
+  /**
+   * Contacts whose flush may never have been armed: some of their messages
+   * were stored by an earlier attempt (or a re-sent delivery), which may
+   * have died before arming it. Checked from what waits.
+   */
+  recheck: string[];
+}
+
+/** What one insert stored: new messages per contact, and the buffers they started. */
+interface Inserted {
+  stored: Map<string, number>;
+  started: BufferSpan[];
+}
+
 /** Everything a batch holds for one instance. */
 interface InstanceWork {
   instance: Instance;
@@ -67,8 +85,9 @@ const array = <T>(value: T[] | undefined): T[] => (Array.isArray(value) ? value 
  * status in them, a few statements per batch rather than per item. Safe to
  * run again for the same deliveries (and by two processes at once): messages
  * are de-duplicated by their unique wamid, contacts and statuses only move
- * forward, and every contact with messages still waiting gets its flush,
- * whichever attempt stored them. One bad message never costs the others.
+ * forward, and a contact's flush is armed when its buffer starts, or checked
+ * whenever some of its messages were stored before (the attempt that stored
+ * them may have died before arming it). One bad message never costs the others.
  */
 @Injectable()
 export class InboundService {
@@ -119,11 +138,13 @@ export class InboundService {
         }
       }
     }
-    const contacts = new Map<string, { instanceId: string; contactId: string }>();
+    const recheck = new Map<string, { instanceId: string; contactId: string }>();
+    const started: BufferSpan[] = [];
     for (const instanceWork of work.values()) {
-      for (const contactId of await this.storeMessages(instanceWork, result)) {
-        contacts.set(contactId, { instanceId: instanceWork.instance.id, contactId });
-      }
+      const instanceId = instanceWork.instance.id;
+      const stored = await this.storeMessages(instanceWork, result);
+      started.push(...stored.started);
+      for (const contactId of stored.recheck) recheck.set(contactId, { instanceId, contactId });
       await this.applyStatuses(instanceWork, result);
     }
     for (const { entry, value, receivedAt } of templateEvents) {
@@ -138,7 +159,7 @@ export class InboundService {
       }
     }
     // One flush per contact, however many of its messages the batch held.
-    await this.buffer.scheduleAll([...contacts.values()]);
+    await this.buffer.scheduleAll([...recheck.values()], started);
     return result;
   }
 
@@ -188,16 +209,22 @@ export class InboundService {
 
   /**
    * Stores an instance's messages (new ones only), after finding the contact
-   * of each (created, linked or re-keyed as the deliveries say); returns the
-   * contacts the messages came from.
+   * of each (created, linked or re-keyed as the deliveries say).
    */
-  private async storeMessages(work: InstanceWork, result: DeliveryResult): Promise<string[]> {
-    if (work.messages.length === 0) return [];
+  private async storeMessages(work: InstanceWork, result: DeliveryResult): Promise<Stored> {
+    if (work.messages.length === 0) return { started: [], recheck: [] };
     const contactIds = await this.contactsOf(work);
-    const stored = await this.insertMessages(work.instance, work.messages, contactIds);
+    const inserted = await this.insertMessages(work.instance, work.messages, contactIds);
+    const submitted = new Map<string, number>();
+    for (const contactId of contactIds)
+      submitted.set(contactId, (submitted.get(contactId) ?? 0) + 1);
+    let stored = 0;
+    for (const count of inserted.stored.values()) stored += count;
     result.stored += stored;
     result.duplicates += work.messages.length - stored;
-    return [...new Set(contactIds)];
+    if (!inserted.started) return { started: [], recheck: [...submitted.keys()] };
+    const recheck = [...submitted].filter(([id, count]) => (inserted.stored.get(id) ?? 0) < count);
+    return { started: inserted.started, recheck: recheck.map(([id]) => id) };
   }
 
   /**
@@ -226,55 +253,75 @@ export class InboundService {
    * One statement for the messages, in their order (with the arrival time,
    * the sequence orders messages of the same second). If PostgreSQL refuses
    * a value, each message is stored on its own, so one bad message costs only
-   * itself.
+   * itself (which buffers started is then not known).
    */
   private async insertMessages(
     instance: Instance,
     messages: InboundMessageRow[],
     contactIds: string[],
-  ): Promise<number> {
+  ): Promise<Inserted | { stored: Map<string, number>; started: null }> {
     try {
       return await this.insertMessageRows(instance, messages, contactIds);
     } catch (error) {
       if (!isDataError(error)) throw error;
     }
-    let stored = 0;
+    const stored = new Map<string, number>();
     for (const [index, message] of messages.entries()) {
+      const contactId = contactIds[index];
+      let inserted: Inserted;
       try {
-        stored += await this.insertMessageRows(instance, [message], [contactIds[index]]);
+        inserted = await this.insertMessageRows(instance, [message], [contactId]);
       } catch (error) {
         if (!isDataError(error)) throw error;
         this.logger.warn(
           { instanceId: instance.id, wamid: message.wamid, err: (error as Error).message },
           'inbound message stored without its content: PostgreSQL refused it',
         );
-        stored += await this.insertMessageRows(
-          instance,
-          [{ ...message, body: fallbackBody(message) }],
-          [contactIds[index]],
-        );
+        const fallback = { ...message, body: fallbackBody(message) };
+        inserted = await this.insertMessageRows(instance, [fallback], [contactId]);
       }
+      stored.set(contactId, (stored.get(contactId) ?? 0) + (inserted.stored.get(contactId) ?? 0));
     }
-    return stored;
+    return { stored, started: null };
   }
 
+  /**
+   * Inserts the new messages and tells, per contact, whether they started
+   * its buffer: the statement's snapshot does not see the rows it inserts,
+   * so a waiting message it sees was there before.
+   */
   private async insertMessageRows(
     instance: Instance,
     messages: InboundMessageRow[],
     contactIds: string[],
-  ): Promise<number> {
-    const inserted = await rows<{ wamid: string }>(
+  ): Promise<Inserted> {
+    const inserted = await prepared<{
+      contact_id: string;
+      stored: number;
+      first: Date | null;
+      last: Date | null;
+      waited: boolean;
+    }>(
       this.db,
-      `INSERT INTO messages (instance_id, wamid, direction, contact, contact_id, type, body,
-         status, created_at, received_at, awaiting_turn)
-       SELECT $1, m.wamid, 'inbound', m.contact, m.contact_id, m.type, m.body, 'received',
-         m.sent_at, m.received_at, $2 AND m.type <> 'system'
-       FROM unnest($3::text[], $4::text[], $5::uuid[], $6::text[], $7::jsonb[],
-                   $8::timestamptz[], $9::timestamptz[])
-         WITH ORDINALITY AS m(wamid, contact, contact_id, type, body, sent_at, received_at, n)
-       ORDER BY m.n
-       ON CONFLICT (wamid) DO NOTHING
-       RETURNING wamid`,
+      'inbound_messages',
+      `WITH inserted AS (
+         INSERT INTO messages (instance_id, wamid, direction, contact, contact_id, type, body,
+           status, created_at, received_at, awaiting_turn)
+         SELECT $1, m.wamid, 'inbound', m.contact, m.contact_id, m.type, m.body, 'received',
+           m.sent_at, m.received_at, $2 AND m.type <> 'system'
+         FROM unnest($3::text[], $4::text[], $5::uuid[], $6::text[], $7::jsonb[],
+                     $8::timestamptz[], $9::timestamptz[])
+           WITH ORDINALITY AS m(wamid, contact, contact_id, type, body, sent_at, received_at, n)
+         ORDER BY m.n
+         ON CONFLICT (wamid) DO NOTHING
+         RETURNING contact_id, received_at, awaiting_turn
+       )
+       SELECT i.contact_id, count(*)::int AS stored,
+         min(i.received_at) FILTER (WHERE i.awaiting_turn) AS first,
+         max(i.received_at) FILTER (WHERE i.awaiting_turn) AS last,
+         EXISTS (SELECT 1 FROM messages w
+                 WHERE w.awaiting_turn AND w.contact_id = i.contact_id) AS waited
+       FROM inserted i GROUP BY i.contact_id`,
       [
         instance.id,
         this.buffer.enabled,
@@ -287,7 +334,13 @@ export class InboundService {
         messages.map((m) => m.receivedAt),
       ],
     );
-    return inserted.length;
+    const started: BufferSpan[] = [];
+    for (const { contact_id, first, last, waited } of inserted) {
+      if (first && last && !waited) {
+        started.push({ instanceId: instance.id, contactId: contact_id, span: { first, last } });
+      }
+    }
+    return { stored: new Map(inserted.map((row) => [row.contact_id, row.stored])), started };
   }
 
   /**
@@ -303,7 +356,9 @@ export class InboundService {
     if (ignored > 0) this.logger.debug({ instanceId: instance.id, ignored }, 'statuses ignored');
     if (applicable.length === 0) return;
     try {
-      await this.db.query(
+      await prepared(
+        this.db,
+        'inbound_statuses',
         `INSERT INTO messages (instance_id, wamid, direction, contact, type, body, status, errors)
          SELECT $1, s.wamid, 'outbound', s.recipient, 'unknown', '{}'::jsonb, s.status, s.errors
          FROM unnest($2::text[], $3::text[], $4::text[], $5::jsonb[]) AS s(wamid, recipient, status, errors)

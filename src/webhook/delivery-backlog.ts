@@ -1,0 +1,90 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { WEBHOOK_GROUP } from '../common/queues.js';
+import { AppConfig } from '../config/app-config.js';
+import { REDIS_CLIENT } from '../redis/redis.constants.js';
+import { webhookStreamKey } from './delivery-stream.js';
+
+/** Workers this close behind the webhook keep up: nothing is held for them. */
+export const KEEPING_UP_MS = 1000;
+/** One look at the stream serves every flush of this process for this long. */
+const CACHE_MS = 100;
+
+/** A stream entry id, `<ms>-<seq>`, as numbers. */
+function entryId(id: string): [number, number] {
+  const [ms, seq] = id.split('-');
+  return [Number(ms), Number(seq ?? 0)];
+}
+
+/** The string fields of an XINFO reply (`[name, value, …]`). */
+function fieldsOf(reply: unknown): Map<string, string> {
+  const fields = new Map<string, string>();
+  if (!Array.isArray(reply)) return fields;
+  for (let i = 0; i + 1 < reply.length; i += 2) {
+    const value: unknown = reply[i + 1];
+    if (typeof value === 'string') fields.set(String(reply[i]), value);
+  }
+  return fields;
+}
+
+/**
+ * How far behind the webhook the workers are. While deliveries wait unread
+ * in the stream (after an outage of the workers, or a burst bigger than they
+ * take at once), a contact's burst may be only partly stored: its buffer is
+ * held until everything that arrived before the buffer is due has been read,
+ * so the agent gets the burst the user typed, not fragments of it, and a
+ * backlog is drained in far fewer turns.
+ */
+@Injectable()
+export class DeliveryBacklog {
+  private readonly key: string;
+  private cached?: { at: number; value: Promise<number | null> };
+
+  constructor(
+    config: AppConfig,
+    @Inject(REDIS_CLIENT) private readonly redis: Redis,
+  ) {
+    this.key = webhookStreamKey(config);
+  }
+
+  /**
+   * The arrival time (ms since epoch) up to which every delivery has been
+   * taken by a worker, while some wait unread for more than a second; null
+   * when the workers keep up (or the stream cannot be read: nothing is held then).
+   */
+  readUpTo(): Promise<number | null> {
+    const now = Date.now();
+    if (!this.cached || now - this.cached.at > CACHE_MS) {
+      this.cached = { at: now, value: this.read(now) };
+    }
+    return this.cached.value;
+  }
+
+  /** Forgets what was read of the stream (the workers just caught up). */
+  forget(): void {
+    this.cached = undefined;
+  }
+
+  private async read(now: number): Promise<number | null> {
+    try {
+      const replies = await this.redis
+        .pipeline()
+        .xinfo('STREAM', this.key)
+        .xinfo('GROUPS', this.key)
+        .exec();
+      const [[streamError, stream], [groupsError, groups]] = replies ?? [];
+      if (streamError || groupsError) return null;
+      const lastAdded = fieldsOf(stream).get('last-generated-id') ?? '0-0';
+      const group = (Array.isArray(groups) ? groups : [])
+        .map(fieldsOf)
+        .find((fields) => fields.get('name') === WEBHOOK_GROUP);
+      // No group yet: no worker has read anything.
+      const [readMs, readSeq] = entryId(group?.get('last-delivered-id') ?? '0-0');
+      const [addedMs, addedSeq] = entryId(lastAdded);
+      if (readMs > addedMs || (readMs === addedMs && readSeq >= addedSeq)) return null;
+      return now - readMs > KEEPING_UP_MS ? readMs : null;
+    } catch {
+      return null;
+    }
+  }
+}
