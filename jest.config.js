@@ -30,6 +30,8 @@ export default {
   },
   transformIgnorePatterns: [`node_modules/(?!(${CJS_INTEROP})/)`],
   setupFiles: ['<rootDir>/test/support/jest.setup.ts'],
+  // Each file's Redis keys are deleted when it ends.
+  setupFilesAfterEnv: ['<rootDir>/test/support/jest.after-env.ts'],
   testTimeout: 30000,
   maxWorkers: 2,
 };

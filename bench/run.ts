@@ -1,14 +1,17 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { benchRecovery, type RecoveryResult } from './recovery.bench.js';
+import { clearRedisPrefixes } from '../test/support/redis-prefixes.js';
 import { benchSend } from './send.bench.js';
 import { benchAck, benchPipeline, type Comparison } from './webhook.bench.js';
 
 /**
- * `npm run bench [-- ack|pipeline|send|recovery] [--duration 15] [--size 30000]`:
+ * `npm run bench [-- ack|pipeline|send|recovery] [--runs 3] [--duration 15] [--size 30000]`:
  * measures the service beside bare baselines doing the same essential work
- * (bench/baselines), in the same run, and prints each figure with its ratio.
- * Without a name it runs ack, pipeline and send; recovery (crashes and
- * outages, a few minutes) only when named.
+ * (bench/baselines), service and baseline one after the other, `runs` times
+ * (the machine's speed drifts: each ratio is of one pair), and prints each
+ * figure with its ratio, then the median ratio and the spread. Without a name
+ * it runs ack, pipeline and send; recovery (crashes and outages, a few
+ * minutes) only when named.
  */
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -18,22 +21,32 @@ async function main(): Promise<void> {
   };
   const duration = option('duration', 15);
   const size = option('size', 30_000);
+  const runs = Math.max(1, option('runs', 3));
   const named = args.filter((arg, i) => !arg.startsWith('--') && !args[i - 1]?.startsWith('--'));
   const wanted = (name: string) =>
     named.length === 0 ? name !== 'recovery' : named.includes(name);
 
-  const comparisons: Comparison[] = [];
-  const benches: Array<[string, () => Promise<Comparison>]> = [
+  const summaries: Summary[] = [];
+  const benches: Array<[string, (run: number) => Promise<Comparison>]> = [
     ['ack', () => benchAck(duration)],
-    ['pipeline', () => benchPipeline(size)],
+    // Twice the backlog once: the cost must grow linearly with it.
+    ['pipeline', (run) => benchPipeline(size, run === 0)],
     ['send', () => benchSend(duration)],
   ];
-  for (const [name, bench] of benches) {
-    if (!wanted(name)) continue;
-    process.stdout.write(`running ${name}…\n`);
-    const comparison = await bench();
-    comparisons.push(comparison);
-    print(comparison);
+  try {
+    for (const [name, bench] of benches) {
+      if (!wanted(name)) continue;
+      const results: Comparison[] = [];
+      for (let run = 0; run < runs; run++) {
+        process.stdout.write(`running ${name} (${run + 1} of ${runs})…\n`);
+        const comparison = await bench(run);
+        results.push(comparison);
+        print(comparison);
+      }
+      summaries.push(summarize(results));
+    }
+  } finally {
+    await clearRedisPrefixes();
   }
   let recovery: RecoveryResult[] = [];
   if (wanted('recovery')) {
@@ -50,16 +63,45 @@ async function main(): Promise<void> {
       );
     }
   }
-  if (comparisons.length > 1) {
-    process.stdout.write('\nsummary (service / bare baseline)\n');
-    for (const c of comparisons) {
+  if (summaries.length > 0) {
+    process.stdout.write(`\nsummary: service / bare baseline, median of ${runs} run(s) [spread]\n`);
+    for (const s of summaries) {
       process.stdout.write(
-        `  ${c.ratio.toFixed(2)}  ${c.service} / ${c.baseline} ${c.unit}  ${c.name}\n`,
+        `  ${s.ratio.toFixed(2)} [${s.ratios.map((r) => r.toFixed(2)).join(', ')}]  ${s.service} / ${s.baseline} ${s.unit}  ${s.name}\n`,
       );
     }
   }
   mkdirSync('bench/results', { recursive: true });
-  writeFileSync('bench/results/latest.json', JSON.stringify({ comparisons, recovery }, null, 2));
+  writeFileSync('bench/results/latest.json', JSON.stringify({ summaries, recovery }, null, 2));
+}
+
+interface Summary {
+  name: string;
+  unit: string;
+  /** Medians over the runs. */
+  ratio: number;
+  service: number;
+  baseline: number;
+  ratios: number[];
+  runs: Comparison[];
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+function summarize(runs: Comparison[]): Summary {
+  return {
+    name: runs[0].name,
+    unit: runs[0].unit,
+    ratio: median(runs.map((r) => r.ratio)),
+    service: Math.round(median(runs.map((r) => r.service))),
+    baseline: Math.round(median(runs.map((r) => r.baseline))),
+    ratios: runs.map((r) => r.ratio),
+    runs,
+  };
 }
 
 function print(c: Comparison): void {

@@ -125,7 +125,7 @@ export async function benchSend(durationSeconds: number): Promise<Comparison> {
       details: {
         'service p50/p99 ms': `${result.latency.p50} / ${result.latency.p99}`,
         'baseline p50/p99 ms': `${baseline.latency.p50} / ${baseline.latency.p99}`,
-        'service non-2xx': result.non2xx + result.errors,
+        'service / baseline non-2xx': `${result.non2xx + result.errors} / ${baseline.non2xx + baseline.errors}`,
         'service RSS MiB': memory.rssMiB,
         'sent by the platform / stored': `${sentBefore} / ${stored}`,
       },

@@ -5,6 +5,7 @@ import { createServer } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
+import { clearRedisPrefixes, registerRedisPrefix } from '../test/support/redis-prefixes.js';
 import {
   PlatformSimulator,
   VALID_TOKEN,
@@ -104,6 +105,8 @@ async function main(): Promise<void> {
   const agent = await startEchoAgent();
   const databaseUrl = await resetDatabase();
   const port = await freePort();
+  const redisPrefix = `demo${Date.now()}`;
+  registerRedisPrefix(redisPrefix);
   const secrets = {
     PLATFORM_APP_SECRET: randomBytes(16).toString('hex'),
     ADMIN_PASSWORD: randomBytes(12).toString('hex'),
@@ -116,7 +119,7 @@ async function main(): Promise<void> {
       PORT: String(port),
       HOST: '127.0.0.1',
       DATABASE_URL: databaseUrl,
-      REDIS_PREFIX: `demo${Date.now()}`,
+      REDIS_PREFIX: redisPrefix,
       PLATFORM_API_URL: platform.url,
       AGENT_MODULE_URL: agent.url,
       MESSAGE_BUFFER_DELAY: '1.5',
@@ -236,6 +239,7 @@ async function main(): Promise<void> {
     await once(service, 'exit');
     await agent.close();
     await platform.stop();
+    await clearRedisPrefixes();
   }
 }
 

@@ -25,6 +25,8 @@ export function createRedisClient(config: AppConfig): Redis {
   const client = new Redis(config.REDIS_URL, {
     lazyConnect: true,
     enableOfflineQueue: false,
+    // Commands of concurrent requests (rate limits, pacing) share round trips.
+    enableAutoPipelining: true,
     maxRetriesPerRequest: 1,
     connectTimeout: 2000,
     // A Redis that accepts connections but never answers must not hang callers.

@@ -8,6 +8,7 @@ import type { AppConfig } from '../../src/config/app-config.js';
 import { loadConfig, type Environment } from '../../src/config/load-config.js';
 import { PlatformClient } from '../../src/platform/platform-client.service.js';
 import { FakePlatform, VALID_TOKEN } from './fake-platform.js';
+import { registerRedisPrefix } from './redis-prefixes.js';
 
 export const ADMIN_PASSWORD = 'test-admin-password';
 export const ENCRYPTION_KEY = randomBytes(32).toString('hex');
@@ -62,7 +63,7 @@ export interface TestApp {
 
 /** The test environment: a unique Redis prefix, silent logs, fixed secrets; overrides win. */
 export function testEnvironment(overrides: Environment = {}): Environment {
-  return {
+  const environment: Environment = {
     NODE_ENV: 'test',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     REDIS_PREFIX: `mct${randomBytes(4).toString('hex')}`,
@@ -78,6 +79,8 @@ export function testEnvironment(overrides: Environment = {}): Environment {
     API_KEY_RATE_BURST: '10000',
     ...overrides,
   };
+  registerRedisPrefix(environment.REDIS_PREFIX);
+  return environment;
 }
 
 /** Boots the real application (same setup as main.ts) on a random local port. */

@@ -1,0 +1,3 @@
+import { clearRedisPrefixes } from './redis-prefixes.js';
+
+afterAll(() => clearRedisPrefixes());
