@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
-import { InstanceStoreModule } from './instance-store.module.js';
-import { InstancesController } from './instances.controller.js';
-import { PhoneNumbersController } from './phone-numbers.controller.js';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { Instance } from './entities/instance.entity.js';
+import { InstancesService } from './instances.service.js';
 
+/** Instances without HTTP routes: shared by the API and the workers. */
 @Module({
-  imports: [InstanceStoreModule],
-  controllers: [InstancesController, PhoneNumbersController],
-  exports: [InstanceStoreModule],
+  imports: [TypeOrmModule.forFeature([Instance])],
+  providers: [InstancesService],
+  exports: [InstancesService],
 })
-export class InstancesModule {}
+export class InstanceStoreModule {}

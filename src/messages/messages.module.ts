@@ -1,9 +1,13 @@
 import { Module } from '@nestjs/common';
-import { MessageStoreModule } from './message-store.module.js';
-import { MessagesController } from './messages.controller.js';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { Contact } from './entities/contact.entity.js';
+import { Message } from './entities/message.entity.js';
+import { MessagesService } from './messages.service.js';
 
+/** The message store without HTTP routes: shared by the API and the workers. */
 @Module({
-  imports: [MessageStoreModule],
-  controllers: [MessagesController],
+  imports: [TypeOrmModule.forFeature([Message, Contact])],
+  providers: [MessagesService],
+  exports: [MessagesService],
 })
-export class MessagesModule {}
+export class MessageStoreModule {}

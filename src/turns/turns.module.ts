@@ -1,12 +1,13 @@
+import { BullModule } from '@nestjs/bullmq';
 import { Module } from '@nestjs/common';
-import { TurnStoreModule } from './turn-store.module.js';
-import { TurnsController } from './turns.controller.js';
-import { TurnsService } from './turns.service.js';
+import { TURN_QUEUE } from '../common/queues.js';
+import { TurnScheduler } from './turn-scheduler.service.js';
+import { TurnStore } from './turn.store.js';
 
-/** The operator's routes for turns (api processes). */
+/** Turns without HTTP routes: their store and their wake-ups, shared by the API and the workers. */
 @Module({
-  imports: [TurnStoreModule],
-  controllers: [TurnsController],
-  providers: [TurnsService],
+  imports: [BullModule.registerQueue({ name: TURN_QUEUE })],
+  providers: [TurnStore, TurnScheduler],
+  exports: [TurnStore, TurnScheduler],
 })
-export class TurnsModule {}
+export class TurnStoreModule {}
