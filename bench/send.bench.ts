@@ -1,8 +1,15 @@
 import autocannon from 'autocannon';
-import { TestDatabase, freePort, testEnvironment } from '../test/support/test-app.js';
+import {
+  TestDatabase,
+  adminToken,
+  createApiKey,
+  createInstance,
+  freePort,
+  testEnvironment,
+} from '../test/support/test-app.js';
+import { readUntil } from '../test/support/wait.js';
 import {
   PLATFORM_TOKEN,
-  json,
   startBaseline,
   startService,
   startZeroLatencyPlatform,
@@ -52,32 +59,16 @@ export async function benchSend(durationSeconds: number): Promise<Comparison> {
     let stored = 0;
     let sentBefore = 0;
     try {
-      const { token } = await json<{ token: string }>(`${service.url}/admin/auth/login`, 'POST', {
-        username: env.ADMIN_USERNAME,
-        password: env.ADMIN_PASSWORD,
+      const token = await adminToken(service.url);
+      const instanceId = await createInstance(service.url, token, '400000000001', 'bench', {
+        accessToken: PLATFORM_TOKEN,
+        channelAccountId: '400000000002',
       });
-      const instance = await json<{ id: string }>(
-        `${service.url}/admin/instances`,
-        'POST',
-        {
-          name: 'bench',
-          phone_number_id: '400000000001',
-          channel_account_id: '400000000002',
-          access_token: PLATFORM_TOKEN,
-          token_type: 'system_user',
-        },
-        token,
-      );
-      const { key } = await json<{ key: string }>(
-        `${service.url}/admin/api-keys`,
-        'POST',
-        { name: 'bench', instance_id: instance.id },
-        token,
-      );
+      const key = await createApiKey(service.url, token, instanceId, 'bench');
       // The recipient wrote recently: the service window check runs and passes.
       await db.query(
         `INSERT INTO contacts (instance_id, wa_id, last_inbound_at) VALUES ($1, $2, now())`,
-        [instance.id, RECIPIENT],
+        [instanceId, RECIPIENT],
       );
       await sendLoad(service.url, key, 3); // warm-up
       result = await sendLoad(service.url, key, durationSeconds);
@@ -91,11 +82,7 @@ export async function benchSend(durationSeconds: number): Promise<Comparison> {
             )
           )[0].count,
         );
-      stored = await count();
-      for (let i = 0; i < 50 && stored < platform.sends(); i++) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        stored = await count();
-      }
+      stored = await readUntil(count, (n) => n >= platform.sends(), 5000, 100);
       sentBefore = platform.sends();
     } finally {
       await service.stop();

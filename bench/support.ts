@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { openSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { waitUntil } from '../test/support/wait.js';
 
 export const PLATFORM_TOKEN = 'EAAG-bench-token';
 
@@ -86,15 +86,17 @@ export async function startBaseline(
 }
 
 async function watch(child: ChildProcess, url: string): Promise<ServiceProcess> {
-  for (let i = 0; i < 200; i++) {
-    const up = await fetch(`${url}/health/live`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (up) break;
-    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}`);
-    await sleep(100);
-  }
+  await waitUntil(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}`);
+      return fetch(`${url}/health/live`).then(
+        (r) => r.ok,
+        () => false,
+      );
+    },
+    20_000,
+    100,
+  );
   return processHandle(child, url);
 }
 
@@ -115,23 +117,4 @@ function processHandle(child: ChildProcess, url: string): ServiceProcess {
       return code;
     },
   };
-}
-
-export async function json<T>(
-  url: string,
-  method: string,
-  body?: unknown,
-  token?: string,
-): Promise<T> {
-  const response = await fetch(url, {
-    method,
-    headers: {
-      'content-type': 'application/json',
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${text}`);
-  return JSON.parse(text) as T;
 }

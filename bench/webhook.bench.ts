@@ -1,15 +1,20 @@
-import { createHmac, randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
-import { WEBHOOK_STREAM } from '../src/common/queues.js';
-import { TestDatabase, freePort, testEnvironment } from '../test/support/test-app.js';
+import { WEBHOOK_STREAM } from '../src/queue/queues.js';
+import { FakeAgent } from '../test/support/fake-agent.js';
+import { envelope, webhookSignature } from '../test/support/fake-platform.js';
+import {
+  TestDatabase,
+  adminToken,
+  createInstance,
+  freePort,
+  testEnvironment,
+} from '../test/support/test-app.js';
+import { waitUntil } from '../test/support/wait.js';
 import {
   PLATFORM_TOKEN,
-  json,
   startBaseline,
   startService,
   startZeroLatencyPlatform,
@@ -18,6 +23,7 @@ import {
 
 const SECRET = 'bench-app-secret';
 const PHONE_NUMBER_ID = '410000000001';
+const CHANNEL_ACCOUNT_ID = '410000000002';
 const CONTACTS = 500;
 
 export interface Comparison {
@@ -30,39 +36,11 @@ export interface Comparison {
   details: Record<string, number | string>;
 }
 
-/** Counts the message ids the agent is given and answers each turn with a short reply. */
-async function startCountingAgent() {
-  const seen = new Map<string, number>();
-  let turns = 0;
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString()) as {
-        messages: Array<{ id: string }>;
-      };
-      turns++;
-      for (const message of body.messages) seen.set(message.id, (seen.get(message.id) ?? 0) + 1);
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"reply":"ok"}');
-    });
-  });
-  server.keepAliveTimeout = 60_000;
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/agent`,
-    seen,
-    turns: () => turns,
-    reset: () => {
-      seen.clear();
-      turns = 0;
-    },
-    close: async () => {
-      server.closeAllConnections();
-      server.close();
-      await once(server, 'close');
-    },
-  };
+/** The agent: counts the message ids it is given (keeps no calls) and answers each turn "ok". */
+async function startAgent(): Promise<FakeAgent> {
+  const agent = await FakeAgent.start({ record: false, keepAliveTimeout: 60_000 });
+  agent.answerAlways(() => ({ body: { reply: 'ok' } }));
+  return agent;
 }
 
 /** Signed deliveries, one new message each, spread over CONTACTS contacts. */
@@ -75,37 +53,29 @@ function deliveries() {
     const from = `55119${String(n % CONTACTS).padStart(8, '0')}`;
     const id = `wamid.bench${run}-${n}`;
     ids.push(id);
-    const body = JSON.stringify({
-      object: 'messenger_business_account',
-      entry: [
+    const body = JSON.stringify(
+      envelope(
         {
-          id: '410000000002',
-          changes: [
+          phoneNumberId: PHONE_NUMBER_ID,
+          displayPhoneNumber: '15550100',
+          channelAccountId: CHANNEL_ACCOUNT_ID,
+        },
+        'messages',
+        {
+          contacts: [{ wa_id: from, profile: { name: `User ${n % CONTACTS}` } }],
+          messages: [
             {
-              field: 'messages',
-              value: {
-                messaging_product: 'messenger',
-                metadata: { display_phone_number: '15550100', phone_number_id: PHONE_NUMBER_ID },
-                contacts: [{ wa_id: from, profile: { name: `User ${n % CONTACTS}` } }],
-                messages: [
-                  {
-                    from,
-                    id,
-                    timestamp: String(Math.floor(Date.now() / 1000)),
-                    type: 'text',
-                    text: { body: `message ${n}` },
-                  },
-                ],
-              },
+              from,
+              id,
+              timestamp: String(Math.floor(Date.now() / 1000)),
+              type: 'text',
+              text: { body: `message ${n}` },
             },
           ],
         },
-      ],
-    });
-    return {
-      body,
-      signature: `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`,
-    };
+      ),
+    );
+    return { body, signature: webhookSignature(body, SECRET) };
   };
   return { next, ids };
 }
@@ -154,30 +124,18 @@ function serviceEnvironment(db: TestDatabase, platformUrl: string, agentUrl: str
   }) as Record<string, string>;
 }
 
-async function connectInstance(api: ServiceProcess, env: Record<string, string>): Promise<void> {
-  const { token } = await json<{ token: string }>(`${api.url}/admin/auth/login`, 'POST', {
-    username: env.ADMIN_USERNAME,
-    password: env.ADMIN_PASSWORD,
+async function connectInstance(api: ServiceProcess): Promise<void> {
+  await createInstance(api.url, await adminToken(api.url), PHONE_NUMBER_ID, 'bench', {
+    accessToken: PLATFORM_TOKEN,
+    channelAccountId: CHANNEL_ACCOUNT_ID,
   });
-  await json(
-    `${api.url}/admin/instances`,
-    'POST',
-    {
-      name: 'bench',
-      phone_number_id: PHONE_NUMBER_ID,
-      channel_account_id: '410000000002',
-      access_token: PLATFORM_TOKEN,
-      token_type: 'system_user',
-    },
-    token,
-  );
 }
 
 /** Webhook acknowledgements/s of an `api` process, beside a bare Fastify doing HMAC + parse + LPUSH. */
 export async function benchAck(durationSeconds: number): Promise<Comparison> {
   const db = await TestDatabase.create();
   const platform = await startZeroLatencyPlatform();
-  const agent = await startCountingAgent();
+  const agent = await startAgent();
   const env = serviceEnvironment(db, platform.url, agent.url);
   const redis = new Redis(env.REDIS_URL ?? 'redis://127.0.0.1:6379');
   const list = `${env.REDIS_PREFIX}:bare-acks`;
@@ -190,7 +148,7 @@ export async function benchAck(durationSeconds: number): Promise<Comparison> {
     );
     let service;
     try {
-      await connectInstance(api, env);
+      await connectInstance(api);
       const traffic = deliveries();
       await load(api.url, traffic.next, { duration: 3 }); // warm-up
       service = {
@@ -233,7 +191,7 @@ export async function benchAck(durationSeconds: number): Promise<Comparison> {
   } finally {
     await redis.del(list);
     redis.disconnect();
-    await agent.close();
+    await agent.stop();
     await platform.close();
     await db.drop();
   }
@@ -255,10 +213,9 @@ interface Drain {
   peakRssMiB: number;
 }
 
-/** Waits until the agent has seen every id (or `ms` passes); the seconds it took. */
-async function drained(seen: Map<string, number>, ids: string[], started: number, ms: number) {
-  const deadline = started + ms;
-  while (Date.now() < deadline && seen.size < ids.length) await sleep(100);
+/** Waits until the agent has been given every id (or `ms` passes); the seconds it took. */
+async function drained(agent: FakeAgent, ids: string[], started: number, ms: number) {
+  await waitUntil(() => agent.given.size >= ids.length, started + ms - Date.now(), 100);
   return (Date.now() - started) / 1000;
 }
 
@@ -266,13 +223,13 @@ async function drained(seen: Map<string, number>, ids: string[], started: number
 async function drainService(size: number, profile: boolean): Promise<Drain> {
   const db = await TestDatabase.create();
   const platform = await startZeroLatencyPlatform();
-  const agent = await startCountingAgent();
+  const agent = await startAgent();
   const env = serviceEnvironment(db, platform.url, agent.url);
   try {
     const api = await startService({ ...env, APP_ROLE: 'api', PORT: String(await freePort()) });
     const traffic = deliveries();
     try {
-      await connectInstance(api, env);
+      await connectInstance(api);
       const result = await load(api.url, traffic.next, { amount: size });
       if (result.non2xx + result.errors > 0)
         throw new Error('the backlog was not acknowledged whole');
@@ -300,10 +257,10 @@ async function drainService(size: number, profile: boolean): Promise<Drain> {
     let seconds = 0;
     let peak = 0;
     try {
-      seconds = await drained(agent.seen, traffic.ids, started, 600_000);
+      seconds = await drained(agent, traffic.ids, started, 600_000);
       await storing;
       // Every turn answered: the replies still in flight reach the platform.
-      for (let i = 0; i < 100 && platform.sends() < agent.turns(); i++) await sleep(100);
+      await waitUntil(() => platform.sends() >= agent.callCount, 10_000, 100);
       await sleep(1000);
       peak = worker.memory().peakMiB;
     } finally {
@@ -318,14 +275,14 @@ async function drainService(size: number, profile: boolean): Promise<Drain> {
       bootSeconds: Math.round(bootSeconds * 10) / 10,
       storedSeconds: Math.round(storedSeconds * 10) / 10,
       seconds: Math.round(seconds * 10) / 10,
-      lost: traffic.ids.filter((id) => !agent.seen.has(id)).length,
-      givenTwice: [...agent.seen.values()].filter((count) => count > 1).length,
-      turns: agent.turns(),
+      lost: traffic.ids.filter((id) => !agent.given.has(id)).length,
+      givenTwice: [...agent.given.values()].filter((count) => count > 1).length,
+      turns: agent.callCount,
       replies: platform.sends(),
       peakRssMiB: peak,
     };
   } finally {
-    await agent.close();
+    await agent.stop();
     await platform.close();
     await db.drop();
   }
@@ -344,7 +301,7 @@ async function transactions(db: TestDatabase): Promise<number> {
 async function drainBaseline(size: number): Promise<Drain> {
   const db = await TestDatabase.create();
   const platform = await startZeroLatencyPlatform();
-  const agent = await startCountingAgent();
+  const agent = await startAgent();
   const redisUrl = 'redis://127.0.0.1:6379';
   const redis = new Redis(redisUrl);
   const list = `bench-bare-${randomBytes(4).toString('hex')}`;
@@ -369,8 +326,8 @@ async function drainBaseline(size: number): Promise<Drain> {
     let seconds = 0;
     let peak = 0;
     try {
-      seconds = await drained(agent.seen, traffic.ids, started, 600_000);
-      for (let i = 0; i < 100 && platform.sends() < agent.turns(); i++) await sleep(100);
+      seconds = await drained(agent, traffic.ids, started, 600_000);
+      await waitUntil(() => platform.sends() >= agent.callCount, 10_000, 100);
       peak = worker.memory().peakMiB;
     } finally {
       await worker.stop();
@@ -381,16 +338,16 @@ async function drainBaseline(size: number): Promise<Drain> {
       statementsPerMessage: Math.round((statements / traffic.ids.length) * 100) / 100,
       messagesPerSecond: Math.round(traffic.ids.length / seconds),
       seconds: Math.round(seconds * 10) / 10,
-      lost: traffic.ids.filter((id) => !agent.seen.has(id)).length,
-      givenTwice: [...agent.seen.values()].filter((count) => count > 1).length,
-      turns: agent.turns(),
+      lost: traffic.ids.filter((id) => !agent.given.has(id)).length,
+      givenTwice: [...agent.given.values()].filter((count) => count > 1).length,
+      turns: agent.callCount,
       replies: platform.sends(),
       peakRssMiB: peak,
     };
   } finally {
     await redis.del(list);
     redis.disconnect();
-    await agent.close();
+    await agent.stop();
     await platform.close();
     await db.drop();
   }

@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client } from 'pg';
+import { TestDatabase } from '../test/support/database.js';
+import { FakeAgent } from '../test/support/fake-agent.js';
+import { freePort } from '../test/support/ports.js';
 import { clearRedisPrefixes, registerRedisPrefix } from '../test/support/redis-prefixes.js';
+import { readUntil, waitUntil } from '../test/support/wait.js';
 import {
   PlatformSimulator,
   VALID_TOKEN,
@@ -36,53 +37,19 @@ function show(line: string): void {
   process.stdout.write(`   ${line}\n`);
 }
 
-async function freePort(): Promise<number> {
-  const server = createNetServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
-async function resetDatabase(): Promise<string> {
-  const client = new Client({ connectionString: ADMIN_DB });
-  await client.connect();
-  await client.query(`DROP DATABASE IF EXISTS ${DEMO_DB} WITH (FORCE)`);
-  await client.query(`CREATE DATABASE ${DEMO_DB}`);
-  await client.end();
-  return ADMIN_DB.replace(/\/[^/]*$/, `/${DEMO_DB}`);
-}
-
 /** The agent: answers each batch with what the user said. */
-async function startEchoAgent(): Promise<{ url: string; close(): Promise<void> }> {
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const batch = JSON.parse(Buffer.concat(chunks).toString()) as {
-        contact: { name: string | null };
-        messages: unknown[];
-        text: string;
-      };
-      show(
-        `agent ← batch of ${batch.messages.length} messages from ${batch.contact.name}: ${JSON.stringify(batch.text)}`,
-      );
-      const reply = `Hi ${batch.contact.name ?? 'there'}! You said: ${batch.text.split('\n').join(' / ')}`;
-      show(`agent → ${JSON.stringify({ reply })}`);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ reply }));
-    });
+async function startEchoAgent(): Promise<FakeAgent> {
+  const agent = await FakeAgent.start();
+  agent.answerAlways(({ body: batch }) => {
+    const name = batch.contact.name as string | null;
+    show(
+      `agent ← batch of ${batch.messages.length} messages from ${name}: ${JSON.stringify(batch.text)}`,
+    );
+    const reply = `Hi ${name ?? 'there'}! You said: ${batch.text.split('\n').join(' / ')}`;
+    show(`agent → ${JSON.stringify({ reply })}`);
+    return { body: { reply } };
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/agent`,
-    close: async () => {
-      server.closeAllConnections();
-      server.close();
-      await once(server, 'close');
-    },
-  };
+  return agent;
 }
 
 async function api<T>(url: string, method: string, body?: unknown, token?: string): Promise<T> {
@@ -103,7 +70,8 @@ async function main(): Promise<void> {
   step('Start the platform simulator, an echo agent and the service');
   const platform = await PlatformSimulator.start();
   const agent = await startEchoAgent();
-  const databaseUrl = await resetDatabase();
+  // The demo's database is kept afterwards, to look at; the next run starts it afresh.
+  const { url: databaseUrl } = await TestDatabase.create({ name: DEMO_DB, adminUrl: ADMIN_DB });
   const port = await freePort();
   const redisPrefix = `demo${Date.now()}`;
   registerRedisPrefix(redisPrefix);
@@ -129,17 +97,17 @@ async function main(): Promise<void> {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    if (
-      await fetch(`${base}/health/ready`).then(
+  const ready = await waitUntil(
+    async () =>
+      service.exitCode !== null ||
+      (await fetch(`${base}/health/ready`).then(
         (r) => r.ok,
         () => false,
-      )
-    )
-      break;
-    if (i > 150 || service.exitCode !== null) throw new Error('the service did not start');
-    await sleep(100);
-  }
+      )),
+    15_000,
+    100,
+  );
+  if (!ready || service.exitCode !== null) throw new Error('the service did not start');
   show(`service on ${base} (docs at ${base}/docs), simulator on ${platform.url}`);
 
   try {
@@ -182,13 +150,15 @@ async function main(): Promise<void> {
     }
 
     step('The burst is buffered, handed to the agent as one batch, and the answer sent');
-    let answer: { wamid: string; message: Record<string, unknown> } | undefined;
-    for (let i = 0; i < 150 && !answer; i++) {
-      answer = platform.accepted.find(
-        (sent) => sent.message.type === 'text' && sent.message.to === USER.waId,
-      );
-      if (!answer) await sleep(100);
-    }
+    const answer = await readUntil(
+      () =>
+        platform.accepted.find(
+          (sent) => sent.message.type === 'text' && sent.message.to === USER.waId,
+        ),
+      (found) => found !== undefined,
+      15_000,
+      100,
+    );
     if (!answer) throw new Error('the agent answer was not sent');
     const replyText = (answer.message.text as { body: string }).body;
     show(`platform ← text to ${USER.waId} (${answer.wamid}): "${replyText}"`);
@@ -196,16 +166,12 @@ async function main(): Promise<void> {
     step('The platform reports the answer delivered, then read');
     await simulateStatus(target, answer.wamid, 'delivered', USER);
     await simulateStatus(target, answer.wamid, 'read', USER);
-    let stored = { status: '' };
-    for (let i = 0; i < 50 && stored.status !== 'read'; i++) {
-      await sleep(100);
-      stored = await api<{ status: string }>(
-        `${base}/messages/${answer.wamid}`,
-        'GET',
-        undefined,
-        key,
-      );
-    }
+    const stored = await readUntil(
+      () => api<{ status: string }>(`${base}/messages/${answer.wamid}`, 'GET', undefined, key),
+      ({ status }) => status === 'read',
+      5000,
+      100,
+    );
     show(`GET /messages/${answer.wamid} → status "${stored.status}"`);
 
     step('A client system sends a message through the API');
@@ -220,13 +186,12 @@ async function main(): Promise<void> {
     step('A user who hides the number behind a username writes (no from, only a user id)');
     const hidden = await simulateMessage(target, HIDDEN_USER, 'Oi, sou a Bia!');
     show(`@${HIDDEN_USER.username} (${HIDDEN_USER.userId}) → "Oi, sou a Bia!" (${hidden.wamid})`);
-    let hiddenAnswer: { wamid: string; message: Record<string, unknown> } | undefined;
-    for (let i = 0; i < 150 && !hiddenAnswer; i++) {
-      hiddenAnswer = platform.accepted.find(
-        (sent) => sent.message.recipient === HIDDEN_USER.userId,
-      );
-      if (!hiddenAnswer) await sleep(100);
-    }
+    const hiddenAnswer = await readUntil(
+      () => platform.accepted.find((sent) => sent.message.recipient === HIDDEN_USER.userId),
+      (found) => found !== undefined,
+      15_000,
+      100,
+    );
     if (!hiddenAnswer) throw new Error('the answer to the username user was not sent');
     show(
       `platform ← text to recipient ${HIDDEN_USER.userId}: "${(hiddenAnswer.message.text as { body: string }).body}"`,
@@ -237,7 +202,7 @@ async function main(): Promise<void> {
   } finally {
     service.kill('SIGTERM');
     await once(service, 'exit');
-    await agent.close();
+    await agent.stop();
     await platform.stop();
     await clearRedisPrefixes();
   }

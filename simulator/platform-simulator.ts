@@ -242,7 +242,7 @@ let simulatedMessages = 0;
 
 /** The platform's webhook envelope for one change (`messages` or a template event) of the target's number. */
 export function envelope(
-  target: WebhookTarget,
+  target: Pick<WebhookTarget, 'phoneNumberId' | 'displayPhoneNumber' | 'channelAccountId'>,
   field: string,
   value: Record<string, unknown>,
   time?: number,
@@ -274,13 +274,24 @@ export function envelope(
   };
 }
 
+/**
+ * The `X-Hub-Signature-256` header the platform puts on a delivery: HMAC-SHA256
+ * of the raw body with the app secret. Everything that sends signed deliveries
+ * (the simulator, the tests, the bench) signs with this.
+ */
+export function webhookSignature(body: string, appSecret: string): string {
+  return `sha256=${createHmac('sha256', appSecret).update(body).digest('hex')}`;
+}
+
 /** POSTs a signed delivery to the service's webhook; returns the HTTP status. */
 export async function deliverSigned(target: WebhookTarget, payload: unknown): Promise<number> {
   const body = JSON.stringify(payload);
-  const signature = createHmac('sha256', target.appSecret).update(body).digest('hex');
   const response = await fetch(target.url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${signature}` },
+    headers: {
+      'content-type': 'application/json',
+      'x-hub-signature-256': webhookSignature(body, target.appSecret),
+    },
     body,
   });
   await response.arrayBuffer();

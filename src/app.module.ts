@@ -6,24 +6,24 @@ import { AdminModule } from './admin/admin.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { PublicOnlyGuard } from './auth/public-only.guard.js';
 import { AllExceptionsFilter } from './common/all-exceptions.filter.js';
-import { loggerOptions } from './common/logger.options.js';
+import { loggerOptions } from './config/logger.options.js';
 import { AppValidationPipe } from './common/validation.js';
 import { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { CryptoModule } from './crypto/crypto.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
-import { InstancesModule } from './instances/instances.module.js';
+import { PhoneNumbersModule } from './phone-numbers/phone-numbers.module.js';
 import { PlatformModule } from './platform/platform.module.js';
 import { MediaModule } from './media/media.module.js';
-import { MessagesModule } from './messages/messages.module.js';
+import { MessagesApiModule } from './messages/messages-api.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { RedisModule } from './redis/redis.module.js';
-import { SendModule } from './send/send.module.js';
-import { SendingWorkerModule } from './send/sending.module.js';
-import { TurnsModule } from './turns/turns.module.js';
+import { SendApiModule } from './send/send-api.module.js';
+import { SendWorkerModule } from './send/send-worker.module.js';
+import { TurnsApiModule } from './turns/turns-api.module.js';
 import { WebhookWorkerModule } from './webhook/webhook-worker.module.js';
-import { WebhookModule } from './webhook/webhook.module.js';
+import { WebhookApiModule } from './webhook/webhook-api.module.js';
 
 @Module({})
 export class AppModule {
@@ -46,16 +46,16 @@ export class AppModule {
     if (config.runsHttpApi) {
       imports.push(
         AuthModule,
-        InstancesModule,
+        PhoneNumbersModule,
         AdminModule,
-        MessagesModule,
-        SendModule,
+        MessagesApiModule,
+        SendApiModule,
         MediaModule,
-        WebhookModule,
-        TurnsModule,
+        WebhookApiModule,
+        TurnsApiModule,
       );
     }
-    if (config.runsWorkers) imports.push(WebhookWorkerModule, SendingWorkerModule);
+    if (config.runsWorkers) imports.push(WebhookWorkerModule, SendWorkerModule);
     return {
       module: AppModule,
       imports,

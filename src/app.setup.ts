@@ -5,7 +5,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
 import { serveQueueDashboard } from './admin/queue-dashboard.js';
-import { serveOpenApi } from './common/openapi.js';
+import { serveOpenApi } from './openapi.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './common/request-id.js';
 import type { RouteLimits } from './common/route-limits.js';

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { createApp, shutdownApp } from './app.setup.js';
-import { logDestination } from './common/logger.options.js';
+import { logDestination } from './config/logger.options.js';
 import { ConfigValidationError, loadConfigFromProcess } from './config/load-config.js';
 
 /** How long in-flight work may take to finish after SIGTERM before the process gives up. */

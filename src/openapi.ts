@@ -1,7 +1,7 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
-import { SERVICE_NAME, SERVICE_VERSION } from '../config/service-info.js';
-import { ErrorBodyDto } from './error-body.dto.js';
+import { SERVICE_NAME, SERVICE_VERSION } from './config/service-info.js';
+import { ErrorBodyDto } from './common/error-body.dto.js';
 
 /**
  * The OpenAPI document, generated from the controllers' and DTOs'

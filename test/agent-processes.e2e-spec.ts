@@ -1,11 +1,9 @@
-import { createHmac } from 'node:crypto';
 import { FakeAgent } from './support/fake-agent.js';
-import { FakePlatform } from './support/fake-platform.js';
+import { FakePlatform, deliverSigned, envelope } from './support/fake-platform.js';
 import {
   TestDatabase,
   adminToken,
   createInstance,
-  http,
   startTestApp,
   type TestApp,
   waitFor,
@@ -14,29 +12,15 @@ import {
 const SECRET = 'test-app-secret-1';
 const PHONE_NUMBER_ID = '106540352200777';
 
-function delivery(from: string, ids: string[], at = Math.floor(Date.now() / 1000)): string {
-  return JSON.stringify({
-    object: 'messenger_business_account',
-    entry: [
-      {
-        id: '1',
-        changes: [
-          {
-            field: 'messages',
-            value: {
-              metadata: { phone_number_id: PHONE_NUMBER_ID },
-              messages: ids.map((id, i) => ({
-                from,
-                id,
-                timestamp: String(at + i),
-                type: 'text',
-                text: { body: id },
-              })),
-            },
-          },
-        ],
-      },
-    ],
+function delivery(from: string, ids: string[], at = Math.floor(Date.now() / 1000)) {
+  return envelope({ phoneNumberId: PHONE_NUMBER_ID }, 'messages', {
+    messages: ids.map((id, i) => ({
+      from,
+      id,
+      timestamp: String(at + i),
+      type: 'text',
+      text: { body: id },
+    })),
   });
 }
 
@@ -46,13 +30,11 @@ describe('the pipeline across processes', () => {
   let agent: FakeAgent;
   let env: Record<string, string>;
 
-  const post = (app: TestApp, body: string) =>
-    http(app.url, 'POST', '/webhooks/messenger', {
-      rawBody: body,
-      headers: {
-        'x-hub-signature-256': `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`,
-      },
-    });
+  const post = (app: TestApp, payload: unknown) =>
+    deliverSigned(
+      { url: `${app.url}/webhooks/messenger`, appSecret: SECRET, phoneNumberId: PHONE_NUMBER_ID },
+      payload,
+    );
 
   beforeAll(async () => {
     db = await TestDatabase.create();
@@ -89,14 +71,14 @@ describe('the pipeline across processes', () => {
       ]);
       // Every delivery reaches both processes, twice, at the same time.
       const answers = await Promise.all(
-        deliveries.flatMap((body) => [
-          post(first, body),
-          post(second, body),
-          post(first, body),
-          post(second, body),
+        deliveries.flatMap((payload) => [
+          post(first, payload),
+          post(second, payload),
+          post(first, payload),
+          post(second, payload),
         ]),
       );
-      expect(answers.every((a) => a.status === 200)).toBe(true);
+      expect(answers.every((status) => status === 200)).toBe(true);
       await waitFor(
         () => new Set(agent.calls.flatMap((c) => c.body.messages.map((m) => m.id))).size === 24,
       );

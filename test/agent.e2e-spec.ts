@@ -1,10 +1,13 @@
-import { createHmac } from 'node:crypto';
 import { FakeAgent } from './support/fake-agent.js';
-import type { FakePlatform } from './support/fake-platform.js';
+import {
+  deliverSigned,
+  envelope,
+  type FakePlatform,
+  type WebhookTarget,
+} from './support/fake-platform.js';
 import {
   adminToken,
   createInstance,
-  http,
   useTestService,
   type TestApp,
   type TestDatabase,
@@ -42,39 +45,21 @@ describe('buffering and the agent', () => {
   let instanceId: string;
 
   const deliver = async (messages: unknown[], contacts: unknown[] = []) => {
-    const body = JSON.stringify({
-      object: 'messenger_business_account',
-      entry: [
-        {
-          id: '102290129340398',
-          changes: [
-            {
-              field: 'messages',
-              value: {
-                messaging_product: 'messenger',
-                metadata: { display_phone_number: '15550001111', phone_number_id: PHONE_NUMBER_ID },
-                contacts,
-                messages,
-              },
-            },
-          ],
-        },
-      ],
-    });
-    const answer = await http(service.url, 'POST', '/webhooks/messenger', {
-      rawBody: body,
-      headers: {
-        'x-hub-signature-256': `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`,
-      },
-    });
-    expect(answer.status).toBe(200);
+    const target: WebhookTarget = {
+      url: `${service.url}/webhooks/messenger`,
+      appSecret: SECRET,
+      phoneNumberId: PHONE_NUMBER_ID,
+      displayPhoneNumber: '15550001111',
+    };
+    expect(await deliverSigned(target, envelope(target, 'messages', { contacts, messages }))).toBe(
+      200,
+    );
   };
   const sentTexts = (to: string) =>
     platform
       .sentMessages()
       .filter((m) => m.to === to && m.type === 'text')
       .map((m) => (m.text as { body: string }).body);
-  const callsFor = (waId: string) => agent.calls.filter((c) => c.body.contact.wa_id === waId);
 
   beforeAll(async () => {
     agent = await agentPromise;
@@ -152,25 +137,25 @@ describe('buffering and the agent', () => {
     await deliver([textMessage(from, 'primeira', now)]);
     await new Promise((resolve) => setTimeout(resolve, 150));
     await deliver([textMessage(from, 'terceira', now + 2), textMessage(from, 'segunda', now + 1)]);
-    await waitFor(() => callsFor(from).length >= 1);
+    await waitFor(() => agent.callsFor(from).length >= 1);
     await new Promise((resolve) => setTimeout(resolve, 600));
-    expect(callsFor(from)).toHaveLength(1);
-    expect(callsFor(from)[0].body.messages.map((m) => m.text)).toEqual([
+    expect(agent.callsFor(from)).toHaveLength(1);
+    expect(agent.callsFor(from)[0].body.messages.map((m) => m.text)).toEqual([
       'primeira',
       'segunda',
       'terceira',
     ]);
-    expect(callsFor(from)[0].body.text).toBe('primeira\nsegunda\nterceira');
+    expect(agent.callsFor(from)[0].body.text).toBe('primeira\nsegunda\nterceira');
   });
 
   it('calls the agent once for a delivery re-sent several times, now and later', async () => {
     const from = '5511911110003';
     const message = textMessage(from, 'só uma vez');
     await Promise.all([deliver([message]), deliver([message]), deliver([message])]);
-    await waitFor(() => callsFor(from).length >= 1);
+    await waitFor(() => agent.callsFor(from).length >= 1);
     await deliver([message]);
     await new Promise((resolve) => setTimeout(resolve, 900));
-    expect(callsFor(from)).toHaveLength(1);
+    expect(agent.callsFor(from)).toHaveLength(1);
     expect(sentTexts(from)).toHaveLength(1);
   });
 
@@ -178,14 +163,16 @@ describe('buffering and the agent', () => {
     const [a, b] = ['5511911110004', '5511911110005'];
     await deliver([textMessage(a, 'a1'), textMessage(b, 'b1')]);
     await deliver([textMessage(b, 'b2'), textMessage(a, 'a2')]);
-    await waitFor(() => callsFor(a).length === 1 && callsFor(b).length === 1);
+    await waitFor(() => agent.callsFor(a).length === 1 && agent.callsFor(b).length === 1);
     expect(
-      callsFor(a)[0]
+      agent
+        .callsFor(a)[0]
         .body.messages.map((m) => m.text)
         .sort(),
     ).toEqual(['a1', 'a2']);
     expect(
-      callsFor(b)[0]
+      agent
+        .callsFor(b)[0]
         .body.messages.map((m) => m.text)
         .sort(),
     ).toEqual(['b1', 'b2']);
@@ -199,10 +186,10 @@ describe('buffering and the agent', () => {
       await deliver([textMessage(from, `m${i}`, Math.floor(started / 1000))]);
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
-    await waitFor(() => callsFor(from).length >= 2);
-    expect(callsFor(from)[0].at - started).toBeLessThan(2300);
+    await waitFor(() => agent.callsFor(from).length >= 2);
+    expect(agent.callsFor(from)[0].at - started).toBeLessThan(2300);
     const all = (
-      await new Promise((resolve) => setTimeout(resolve, 800)).then(() => callsFor(from))
+      await new Promise((resolve) => setTimeout(resolve, 800)).then(() => agent.callsFor(from))
     ).flatMap((c) => c.body.messages.map((m) => m.text));
     expect(all).toEqual(Array.from({ length: 10 }, (_, i) => `m${i}`));
   });
@@ -212,8 +199,8 @@ describe('buffering and the agent', () => {
     agent.answerNext({ status: 500 }, { status: 503 }, { body: { reply: 'third time' } });
     await deliver([textMessage(from, 'retry me')]);
     await waitFor(() => sentTexts(from).length === 1);
-    expect(callsFor(from)).toHaveLength(3);
-    expect(new Set(callsFor(from).map((c) => c.headers['idempotency-key'])).size).toBe(1);
+    expect(agent.callsFor(from)).toHaveLength(3);
+    expect(new Set(agent.callsFor(from).map((c) => c.headers['idempotency-key'])).size).toBe(1);
     expect(sentTexts(from)).toEqual(['third time']);
   });
 
@@ -232,7 +219,7 @@ describe('buffering and the agent', () => {
         ).length === 1,
       10_000,
     );
-    const calls = callsFor(from);
+    const calls = agent.callsFor(from);
     expect(calls.length).toBeGreaterThanOrEqual(3);
     // Every attempt within the 4 s horizon, all with the same Idempotency-Key.
     expect(calls.at(-1)!.at - calls[0].at).toBeLessThanOrEqual(4000);
@@ -260,7 +247,7 @@ describe('buffering and the agent', () => {
         ).length === 1,
     );
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(callsFor(from)).toHaveLength(1);
+    expect(agent.callsFor(from)).toHaveLength(1);
     expect(sentTexts(from)).toHaveLength(0);
   });
 
@@ -268,7 +255,7 @@ describe('buffering and the agent', () => {
     const quiet = '5511911110009';
     agent.answerNext({ status: 204 });
     await deliver([textMessage(quiet, 'shh')]);
-    await waitFor(() => callsFor(quiet).length === 1);
+    await waitFor(() => agent.callsFor(quiet).length === 1);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(platform.sentMessages().filter((m) => m.to === quiet && m.type)).toHaveLength(0);
 

@@ -1,6 +1,12 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { TestDatabase, adminToken, createInstance, startTestApp } from './support/test-app.js';
+import {
+  TestDatabase,
+  adminToken,
+  createInstance,
+  readUntil,
+  startTestApp,
+} from './support/test-app.js';
 
 /** Runs a built tool (`npm test` builds them first) and collects its output. */
 async function runTool(
@@ -62,12 +68,15 @@ describe('npm run demo and the simulator CLI', () => {
       ]);
       expect(output).toContain('the service answered HTTP 200');
       expect(code).toBe(0);
-      const deadline = Date.now() + 5000;
-      let rows: Array<{ body: { text: { body: string } } }> = [];
-      while (rows.length === 0 && Date.now() < deadline) {
-        rows = await db.query("SELECT body FROM messages WHERE contact = '5511966660000'");
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      const rows = await readUntil(
+        () =>
+          db.query<{ body: { text: { body: string } } }>(
+            "SELECT body FROM messages WHERE contact = '5511966660000'",
+          ),
+        (found) => found.length > 0,
+        5000,
+        50,
+      );
       expect(rows[0].body.text.body).toBe('hi from the CLI');
 
       const wrong = await runTool([

@@ -4,6 +4,7 @@ import {
   ADMIN_PASSWORD,
   TestDatabase,
   adminToken,
+  createApiKey,
   createInstance,
   http,
   startTestApp,
@@ -104,13 +105,7 @@ describe('authentication under attack', () => {
     const service = await app({ API_KEY_RATE_LIMIT: '5', API_KEY_RATE_BURST: '5' });
     const jwt = await adminToken(service.url);
     const instanceId = await createInstance(service.url, jwt, '106540352200701');
-    const keyFor = async (name: string) =>
-      (
-        await http<{ key: string }>(service.url, 'POST', '/admin/api-keys', {
-          token: jwt,
-          body: { name, instance_id: instanceId },
-        })
-      ).body.key;
+    const keyFor = (name: string) => createApiKey(service.url, jwt, instanceId, name);
     const [busy, calm] = [await keyFor('busy'), await keyFor('calm')];
     const read = (key: string) => http(service.url, 'GET', '/messages/wamid.none', { token: key });
 
@@ -132,12 +127,7 @@ describe('authentication under attack', () => {
     const service = await app();
     const jwt = await adminToken(service.url);
     const instanceId = await createInstance(service.url, jwt, '106540352200702');
-    const key = (
-      await http<{ key: string }>(service.url, 'POST', '/admin/api-keys', {
-        token: jwt,
-        body: { name: 'sms', instance_id: instanceId },
-      })
-    ).body.key;
+    const key = await createApiKey(service.url, jwt, instanceId, 'sms');
     const request = () =>
       http(service.url, 'POST', '/instance/request_code', {
         token: key,

@@ -4,6 +4,7 @@ import { FakePlatform } from './support/fake-platform.js';
 import {
   TestDatabase,
   adminToken,
+  createApiKey,
   createInstance,
   http,
   startTestApp,
@@ -24,13 +25,8 @@ describe('access tokens at rest', () => {
   });
 
   const base = () => ({ DATABASE_URL: db.url, PLATFORM_API_URL: platform.url });
-  const keyFor = async (url: string, jwt: string, instanceId: string) =>
-    (
-      await http<{ key: string }>(url, 'POST', '/admin/api-keys', {
-        token: jwt,
-        body: { name: 'k', instance_id: instanceId },
-      })
-    ).body.key;
+  const keyFor = (url: string, jwt: string, instanceId: string) =>
+    createApiKey(url, jwt, instanceId, 'k');
 
   it("binds each token to its instance: copied onto another instance's row, it is not used", async () => {
     const service = await startTestApp(base());

@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import {
   adminToken,
+  createApiKey,
   createInstance,
   http,
   useTestService,
@@ -59,12 +60,7 @@ describe('hostile and malformed input gets a 400 or 413 in the contract body, ne
     port = Number(new URL(service.url).port);
     const jwt = await adminToken(service.url);
     const instanceId = await createInstance(service.url, jwt, PHONE_NUMBER_ID);
-    key = (
-      await http<{ key: string }>(service.url, 'POST', '/admin/api-keys', {
-        token: jwt,
-        body: { name: 'hardening', instance_id: instanceId },
-      })
-    ).body.key;
+    key = await createApiKey(service.url, jwt, instanceId, 'hardening');
   });
 
   it('limits JSON bodies to 64 KB, except the webhook, which takes 5 MB', async () => {

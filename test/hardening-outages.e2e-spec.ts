@@ -4,6 +4,7 @@ import { TcpProxy } from './support/tcp-proxy.js';
 import {
   TestDatabase,
   adminToken,
+  createApiKey,
   createInstance,
   http,
   startTestApp,
@@ -23,13 +24,7 @@ describe('PostgreSQL away: 503 within 5 s, nothing sent, and no accepted send lo
   let cachedKey: string;
   let freshKey: string;
 
-  const newKey = async (name: string) =>
-    (
-      await http<{ key: string }>(service.url, 'POST', '/admin/api-keys', {
-        token: jwt,
-        body: { name, instance_id: instanceId },
-      })
-    ).body.key;
+  const newKey = (name: string) => createApiKey(service.url, jwt, instanceId, name);
   const sendText = (key: string, body = 'hi') =>
     http<{ code?: string; wamid?: string }>(service.url, 'POST', '/send/text', {
       token: key,

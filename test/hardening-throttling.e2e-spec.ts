@@ -1,6 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { platformError } from './support/fake-platform.js';
-import { adminToken, createInstance, http, useTestService } from './support/test-app.js';
+import {
+  adminToken,
+  createApiKey,
+  createInstance,
+  http,
+  useTestService,
+} from './support/test-app.js';
 
 const OPEN_WINDOW_FOR = ['5511977000001', '5511977000002', '5511977000003', '5511977000004'];
 
@@ -21,12 +27,7 @@ describe('throttling adapts instead of freezing a number', () => {
   beforeAll(async () => {
     const jwt = await adminToken(context.service.url);
     const instanceId = await createInstance(context.service.url, jwt, '106540352200801');
-    key = (
-      await http<{ key: string }>(context.service.url, 'POST', '/admin/api-keys', {
-        token: jwt,
-        body: { name: 'throttle', instance_id: instanceId },
-      })
-    ).body.key;
+    key = await createApiKey(context.service.url, jwt, instanceId, 'throttle');
     expect(OPEN_WINDOW_FOR).toHaveLength(4);
   });
 

@@ -3,6 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { MEDIA_CONTENT, VALID_TOKEN, type FakePlatform } from './support/fake-platform.js';
 import {
   adminToken,
+  createApiKey,
   createInstance,
   http,
   useTestService,
@@ -70,14 +71,11 @@ describe('media upload and download', () => {
   });
 
   it('takes the instance from a bound key when the form names none', async () => {
-    const bound = await http<{ key: string }>(service.url, 'POST', '/admin/api-keys', {
-      token,
-      body: { name: 'bound', instance_id: instanceId },
-    });
+    const boundKey = await createApiKey(service.url, token, instanceId, 'bound');
     const answer = await upload(
       form({}, { bytes: Buffer.from('RIFFxxxxWEBP'), type: 'image/webp', name: 's.webp' }),
       {},
-      bound.body.key,
+      boundKey,
     );
     expect(answer.status).toBe(200);
   });

@@ -1,11 +1,11 @@
-import { createHmac } from 'node:crypto';
 import { FakeAgent } from './support/fake-agent.js';
-import { FakePlatform } from './support/fake-platform.js';
+import { FakePlatform, deliverSigned, envelope } from './support/fake-platform.js';
 import {
   TestDatabase,
   adminToken,
   createInstance,
   http,
+  readUntil,
   startTestApp,
   type TestApp,
 } from './support/test-app.js';
@@ -30,13 +30,11 @@ describe('GET /metrics', () => {
   let agent: FakeAgent;
   let service: TestApp;
   const scrape = async () => (await http(service.url, 'GET', '/metrics')).text;
-  const deliver = (body: string, secret = SECRET) =>
-    http(service.url, 'POST', '/webhooks/messenger', {
-      rawBody: body,
-      headers: {
-        'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
-      },
-    });
+  /** One signed delivery of `message` to the number `phoneNumberId`. */
+  const deliver = (phoneNumberId: string, message: Record<string, unknown>, appSecret = SECRET) => {
+    const target = { url: `${service.url}/webhooks/messenger`, appSecret, phoneNumberId };
+    return deliverSigned(target, envelope(target, 'messages', { messages: [message] }));
+  };
 
   beforeAll(async () => {
     db = await TestDatabase.create();
@@ -89,61 +87,31 @@ describe('GET /metrics', () => {
     const before = await scrape();
     await http(service.url, 'GET', '/health/live');
     const from = '5511977770001';
-    const body = JSON.stringify({
-      object: 'messenger_business_account',
-      entry: [
-        {
-          id: '1',
-          changes: [
-            {
-              field: 'messages',
-              value: {
-                metadata: { phone_number_id: PHONE_NUMBER_ID },
-                messages: [
-                  {
-                    from,
-                    id: 'wamid.metrics1',
-                    timestamp: String(Math.floor(Date.now() / 1000)),
-                    type: 'text',
-                    text: { body: 'oi' },
-                  },
-                ],
-              },
-            },
-          ],
-        },
-      ],
+    const message = {
+      from,
+      id: 'wamid.metrics1',
+      timestamp: String(Math.floor(Date.now() / 1000)),
+      type: 'text',
+      text: { body: 'oi' },
+    };
+    await deliver(PHONE_NUMBER_ID, message, 'wrong-secret');
+    await deliver(PHONE_NUMBER_ID, message);
+    await deliver(PHONE_NUMBER_ID, message);
+    // A number no instance has.
+    await deliver('1', {
+      from,
+      id: 'wamid.metrics2',
+      timestamp: '1',
+      type: 'text',
+      text: { body: 'x' },
     });
-    await deliver(body, 'wrong-secret');
-    await deliver(body);
-    await deliver(body);
-    const unknown = JSON.stringify({
-      object: 'messenger_business_account',
-      entry: [
-        {
-          id: '1',
-          changes: [
-            {
-              field: 'messages',
-              value: {
-                metadata: { phone_number_id: '1' },
-                messages: [
-                  { from, id: 'wamid.metrics2', timestamp: '1', type: 'text', text: { body: 'x' } },
-                ],
-              },
-            },
-          ],
-        },
-      ],
-    });
-    await deliver(unknown);
     // The agent answers with an echo, which is sent: an agent call, a platform call, a text sent.
-    const deadline = Date.now() + 5000;
-    let after = await scrape();
-    while (value(after, 'messages_sent_total', { type: 'text' }) < 1 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      after = await scrape();
-    }
+    const after = await readUntil(
+      scrape,
+      (text) => value(text, 'messages_sent_total', { type: 'text' }) >= 1,
+      5000,
+      100,
+    );
     const moved = (name: string, labels: Record<string, string>) =>
       value(after, name, labels) - value(before, name, labels);
     expect(

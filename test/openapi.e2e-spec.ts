@@ -1,6 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { servedRoutes } from '../src/app.setup.js';
-import { SEND_KINDS } from '../src/platform/outbound-message.builder.js';
+import { SEND_KINDS } from '../src/send/send-kinds.js';
 import { http, useTestService } from './support/test-app.js';
 
 interface Document {

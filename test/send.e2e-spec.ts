@@ -1,6 +1,7 @@
 import { FakePlatform, VALID_TOKEN, platformError } from './support/fake-platform.js';
 import {
   adminToken,
+  createApiKey,
   createInstance,
   http,
   useTestService,
@@ -572,12 +573,9 @@ describe('sending messages', () => {
   });
 
   it('answers 409 on a deactivated instance and works with a key bound to the instance', async () => {
-    const bound = await http<{ key: string }>(service.url, 'POST', '/admin/api-keys', {
-      token,
-      body: { name: 'bound', instance_id: instanceId },
-    });
+    const boundKey = await createApiKey(service.url, token, instanceId, 'bound');
     const viaBound = await http(service.url, 'POST', '/send/text', {
-      token: bound.body.key,
+      token: boundKey,
       body: { to: TO, body: 'bound key' },
     });
     expect(viaBound.status).toBe(200);

@@ -57,16 +57,6 @@ describe('turns through crashes and outages', () => {
     expect(await deliverSigned(to, envelope(to, 'messages', { messages }))).toBe(200);
   };
   const accepted = (to: string) => platform.accepted.filter((a) => a.message.to === to);
-  /** How many times the agent was given each message. */
-  const givenCounts = () => {
-    const counts = new Map<string, number>();
-    for (const call of agent.calls) {
-      for (const message of call.body.messages) {
-        counts.set(message.id, (counts.get(message.id) ?? 0) + 1);
-      }
-    }
-    return counts;
-  };
   const worker = async (overrides: Record<string, string> = {}): Promise<ServiceProcess> => {
     const started = await startServiceProcess({ ...env, APP_ROLE: 'worker', ...overrides });
     running.push({ close: () => started.kill() });
@@ -183,9 +173,9 @@ describe('turns through crashes and outages', () => {
     await redis.kill();
     await redis.launch();
 
-    await waitFor(() => messages.every((m) => givenCounts().has(m.id)), 20_000);
+    await waitFor(() => messages.every((m) => agent.given.has(m.id)), 20_000);
     await sleep(2000);
-    for (const message of messages) expect(givenCounts().get(message.id)).toBe(1);
+    for (const message of messages) expect(agent.given.get(message.id)).toBe(1);
     for (const contact of contacts) expect(accepted(contact)).toHaveLength(1);
   }, 40_000);
 
@@ -216,9 +206,9 @@ describe('turns through crashes and outages', () => {
     }
     proxy.restore();
 
-    await waitFor(() => messages.every((m) => givenCounts().has(m.id)), 40_000);
+    await waitFor(() => messages.every((m) => agent.given.has(m.id)), 40_000);
     await sleep(2000);
-    const counts = givenCounts();
+    const counts = agent.given;
     expect(messages.filter((m) => counts.get(m.id) !== 1)).toEqual([]);
   }, 70_000);
 
@@ -245,9 +235,9 @@ describe('turns through crashes and outages', () => {
       expect(await taken()).toBe(2);
 
       await worker();
-      await waitFor(() => messages.every((m) => givenCounts().has(m.id)), 20_000);
+      await waitFor(() => messages.every((m) => agent.given.has(m.id)), 20_000);
       await sleep(1500);
-      expect(messages.map((m) => givenCounts().get(m.id))).toEqual([1, 1, 1]);
+      expect(messages.map((m) => agent.given.get(m.id))).toEqual([1, 1, 1]);
       expect(await redis.xlen(stream)).toBe(0);
     } finally {
       redis.disconnect();

@@ -11,6 +11,7 @@ import {
 import {
   TestDatabase,
   adminToken,
+  createApiKey,
   createInstance,
   http,
   startTestApp,
@@ -414,12 +415,7 @@ describe('durable turns: outages of the agent and the platform, poison, order, d
 
   let key: string | undefined;
   async function apiKey(): Promise<string> {
-    key ??= (
-      await http<{ key: string }>(service.url, 'POST', '/admin/api-keys', {
-        token: jwt,
-        body: { name: 'turns', instance_id: instanceId },
-      })
-    ).body.key;
+    key ??= await createApiKey(service.url, jwt, instanceId, 'turns');
     return key;
   }
 });

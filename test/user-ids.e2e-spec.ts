@@ -11,6 +11,7 @@ import {
 import {
   TestDatabase,
   adminToken,
+  createApiKey,
   createInstance,
   http,
   startTestApp,
@@ -76,12 +77,7 @@ describe('business-scoped user ids: customers known by number, by user id, or bo
     });
     const jwt = await adminToken(service.url);
     instanceId = await createInstance(service.url, jwt, PHONE_NUMBER_ID);
-    key = (
-      await http<{ key: string }>(service.url, 'POST', '/admin/api-keys', {
-        token: jwt,
-        body: { name: 'uid', instance_id: instanceId },
-      })
-    ).body.key;
+    key = await createApiKey(service.url, jwt, instanceId, 'uid');
     target = {
       url: `${service.url}/webhooks/messenger`,
       appSecret: SECRET,

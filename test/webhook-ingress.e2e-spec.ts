@@ -1,6 +1,6 @@
-import { createHmac } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { WEBHOOK_STREAM } from '../src/common/queues.js';
+import { WEBHOOK_STREAM } from '../src/queue/queues.js';
+import { webhookSignature } from './support/fake-platform.js';
 import {
   adminToken,
   createInstance,
@@ -13,10 +13,6 @@ import {
 
 const SECRET = 'test-app-secret-1';
 const ROTATED = 'test-app-secret-2';
-
-function sign(body: string, secret = SECRET): string {
-  return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
-}
 
 describe('webhook: verification and durable acknowledgement', () => {
   // An api process only: what it acknowledged stays in the stream for the test to read.
@@ -90,7 +86,7 @@ describe('webhook: verification and durable acknowledgement', () => {
         object: 'messenger_business_account',
         entry: [{ id: 'ok-1', changes: [] }],
       });
-      const answer = await post(body, sign(body));
+      const answer = await post(body, webhookSignature(body, SECRET));
       expect(answer.status).toBe(200);
       expect(answer.body).toEqual({ status: 'ok' });
       expect(await stored()).toContain(body);
@@ -100,7 +96,7 @@ describe('webhook: verification and durable acknowledgement', () => {
       const body =
         '{ "object":"messenger_business_account",  "entry":[{"id":"raw-2","changes":[],"note":"caf\\u00e9 – São Paulo 👋"}] }';
       expect(JSON.stringify(JSON.parse(body))).not.toBe(body);
-      const answer = await post(body, sign(body));
+      const answer = await post(body, webhookSignature(body, SECRET));
       expect(answer.status).toBe(200);
       expect(await stored()).toContain(body);
     });
@@ -110,7 +106,7 @@ describe('webhook: verification and durable acknowledgement', () => {
         object: 'messenger_business_account',
         entry: [{ id: 'rotated-3' }],
       });
-      expect((await post(body, sign(body, ROTATED))).status).toBe(200);
+      expect((await post(body, webhookSignature(body, ROTATED))).status).toBe(200);
     });
 
     it('answers 401 invalid_signature and keeps nothing for a wrong or missing signature', async () => {
@@ -121,9 +117,9 @@ describe('webhook: verification and durable acknowledgement', () => {
       const before = (await stored()).length;
       for (const signature of [
         undefined,
-        sign(body, 'another-secret'),
+        webhookSignature(body, 'another-secret'),
         'sha256=deadbeef',
-        sign(`${body} `),
+        webhookSignature(`${body} `, SECRET),
       ]) {
         const answer = await post(body, signature);
         expect(answer.status).toBe(401);
@@ -144,7 +140,7 @@ describe('webhook: verification and durable acknowledgement', () => {
         const started = Date.now();
         const down = await http(noRedis.url, 'POST', '/webhooks/messenger', {
           rawBody: body,
-          headers: { 'x-hub-signature-256': sign(body) },
+          headers: { 'x-hub-signature-256': webhookSignature(body, SECRET) },
         });
         expect(down.status).toBe(503);
         expect(down.body).toMatchObject({ code: 'unavailable' });

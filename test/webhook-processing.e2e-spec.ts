@@ -1,9 +1,10 @@
-import { createHmac } from 'node:crypto';
+import { deliverSigned, envelope, type WebhookTarget } from './support/fake-platform.js';
 import { referenceExamples } from './support/reference.js';
 import {
   adminToken,
   createInstance,
   http,
+  readUntil,
   useTestService,
   type TestApp,
   type TestDatabase,
@@ -22,58 +23,29 @@ interface Envelope {
   }>;
 }
 
-async function until<T>(
-  read: () => Promise<T>,
-  done: (value: T) => boolean,
-  ms = 5000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 describe('webhook processing: every message, status and template event is stored', () => {
   const context = useTestService({ PLATFORM_APP_SECRET: SECRET });
   let service: TestApp;
   let db: TestDatabase;
   let instanceId: string;
 
-  const deliver = async (envelope: unknown) => {
-    const body = JSON.stringify(envelope);
-    const answer = await http(service.url, 'POST', '/webhooks/messenger', {
-      rawBody: body,
-      headers: {
-        'x-hub-signature-256': `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`,
-      },
-    });
-    expect(answer.status).toBe(200);
+  const target = (): WebhookTarget => ({
+    url: `${service.url}/webhooks/messenger`,
+    appSecret: SECRET,
+    phoneNumberId: PHONE_NUMBER_ID,
+  });
+  const deliver = async (payload: unknown) => {
+    expect(await deliverSigned(target(), payload)).toBe(200);
   };
+  /** Reads until `done` holds, for up to 5 s; the last rows read. */
+  const until = <T>(read: () => Promise<T>, done: (value: T) => boolean) =>
+    readUntil(read, done, 5000, 50);
   const messageRow = (wamid: string) =>
     until(
       () => db.query<Record<string, unknown>>('SELECT * FROM messages WHERE wamid = $1', [wamid]),
       (rows) => rows.length > 0,
     );
-  const envelope = (value: Record<string, unknown>, field = 'messages') => ({
-    object: 'messenger_business_account',
-    entry: [
-      {
-        id: '102290129340398',
-        changes: [
-          {
-            field,
-            value: {
-              messaging_product: 'messenger',
-              metadata: { display_phone_number: '15550783881', phone_number_id: PHONE_NUMBER_ID },
-              ...value,
-            },
-          },
-        ],
-      },
-    ],
-  });
+  const webhook = (value: Record<string, unknown>) => envelope(target(), 'messages', value);
 
   beforeAll(async () => {
     ({ service, db } = context);
@@ -145,11 +117,11 @@ describe('webhook processing: every message, status and template event is stored
         type: 'text',
         text: { body: `${prefix} ${i}` },
       }));
-    const first = envelope({
+    const first = webhook({
       contacts: [{ wa_id: '5511900000001', user_id: 'US.1', profile: { name: 'Ana' } }],
       messages: messages('batchA', 40),
     });
-    const second = envelope({ messages: messages('batchB', 30) });
+    const second = webhook({ messages: messages('batchB', 30) });
     await deliver({
       object: 'messenger_business_account',
       entry: [
@@ -158,7 +130,7 @@ describe('webhook processing: every message, status and template event is stored
           ...second.entry[0],
           changes: [
             ...second.entry[0].changes,
-            ...envelope({ messages: messages('batchC', 30) }).entry[0].changes,
+            ...webhook({ messages: messages('batchC', 30) }).entry[0].changes,
           ],
         },
       ],
@@ -175,7 +147,7 @@ describe('webhook processing: every message, status and template event is stored
   });
 
   it('stores a re-sent message once', async () => {
-    const delivery = envelope({
+    const delivery = webhook({
       messages: [
         {
           from: '5511900000002',
@@ -196,7 +168,7 @@ describe('webhook processing: every message, status and template event is stored
 
   it('applies statuses forward only, keeping errors of a failure, and stores unknown wamids', async () => {
     const status = (id: string, value: string, extra: Record<string, unknown> = {}) =>
-      envelope({
+      webhook({
         statuses: [
           { id, status: value, timestamp: '1749416400', recipient_id: '5511900000003', ...extra },
         ],
@@ -234,27 +206,19 @@ describe('webhook processing: every message, status and template event is stored
   });
 
   it('keeps template status events and the latest status per template', async () => {
-    const template = (event: string, time: number, reason: string | null = null) => ({
-      object: 'messenger_business_account',
-      entry: [
+    const template = (event: string, time: number, reason: string | null = null) =>
+      envelope(
+        target(),
+        'message_template_status_update',
         {
-          id: '102290129340398',
-          time,
-          changes: [
-            {
-              field: 'message_template_status_update',
-              value: {
-                event,
-                message_template_id: 594425479261596,
-                message_template_name: 'order_update',
-                message_template_language: 'pt_BR',
-                reason,
-              },
-            },
-          ],
+          event,
+          message_template_id: 594425479261596,
+          message_template_name: 'order_update',
+          message_template_language: 'pt_BR',
+          reason,
         },
-      ],
-    });
+        time,
+      );
     await deliver(template('APPROVED', 1749416000));
     await deliver(template('PAUSED', 1749417000, 'LOW_QUALITY'));
     const events = await until(
@@ -302,7 +266,7 @@ describe('webhook processing: every message, status and template event is stored
 
   it('acknowledges but does not process deliveries for unknown or deactivated numbers', async () => {
     await deliver({
-      ...envelope({
+      ...webhook({
         messages: [
           {
             from: '5511900000004',

@@ -1,7 +1,7 @@
 import { Body, Controller, HttpCode, Post, Req } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
-import { Public } from '../common/public.decorator.js';
+import { Public } from '../auth/auth.decorators.js';
 import { AdminAuthService } from './admin-auth.service.js';
 import { LoginDto, LoginResponseDto } from './dto/login.dto.js';
 

@@ -1,14 +1,13 @@
 import { Body, Controller, Delete, Get, Param, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ApiKeysService } from '../auth/api-keys.service.js';
 import { ParseUuidPipe } from '../common/parse-uuid.pipe.js';
-import { AdminAuth } from '../common/public.decorator.js';
+import { AdminAuth } from '../auth/auth.decorators.js';
 import { SuccessMessageDto } from '../instances/dto/instance-responses.dto.js';
 import { InstancesService } from '../instances/instances.service.js';
 import { ApiKeyDto, CreateApiKeyDto, CreatedApiKeyDto } from './dto/api-key.dto.js';
 
 @ApiTags('admin: api keys')
-@ApiBearerAuth('admin-jwt')
 @AdminAuth()
 @Controller('admin/api-keys')
 export class ApiKeysController {

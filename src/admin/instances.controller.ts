@@ -1,8 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ParseUuidPipe } from '../common/parse-uuid.pipe.js';
-import { AdminAuth } from '../common/public.decorator.js';
-import { CreateInstanceDto } from './dto/create-instance.dto.js';
+import { AdminAuth } from '../auth/auth.decorators.js';
+import { CreateInstanceDto } from '../instances/dto/create-instance.dto.js';
 import {
   CreatedInstanceDto,
   InstanceDetailDto,
@@ -11,12 +11,11 @@ import {
   InstancesStatusDto,
   SuccessMessageDto,
   UpdatedInstanceDto,
-} from './dto/instance-responses.dto.js';
-import { UpdateInstanceDto } from './dto/update-instance.dto.js';
-import { InstancesService } from './instances.service.js';
+} from '../instances/dto/instance-responses.dto.js';
+import { UpdateInstanceDto } from '../instances/dto/update-instance.dto.js';
+import { InstancesService } from '../instances/instances.service.js';
 
 @ApiTags('admin: instances')
-@ApiBearerAuth('admin-jwt')
 @AdminAuth()
 @Controller('admin/instances')
 export class InstancesController {

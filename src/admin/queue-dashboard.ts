@@ -7,7 +7,7 @@ import { Queue } from 'bullmq';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody } from '../common/all-exceptions.filter.js';
 import { AppException } from '../common/app.exception.js';
-import { BUFFER_QUEUE, OUTBOUND_RECORD_QUEUE, TURN_QUEUE } from '../common/queues.js';
+import { QUEUE_NAMES } from '../queue/queues.js';
 import type { AppConfig } from '../config/app-config.js';
 import { JWT_ALGORITHM, isCurrentAdmin, type AdminJwtPayload } from '../auth/jwt.strategy.js';
 import { AdminAuthService } from './admin-auth.service.js';
@@ -64,7 +64,7 @@ export async function serveQueueDashboard(
 ): Promise<void> {
   const jwt = app.get(JwtService, { strict: false });
   const auth = app.get(AdminAuthService, { strict: false });
-  const queues = [BUFFER_QUEUE, TURN_QUEUE, OUTBOUND_RECORD_QUEUE].map(
+  const queues = QUEUE_NAMES.map(
     (name) =>
       new Queue(name, { connection: { url: config.REDIS_URL }, prefix: config.REDIS_PREFIX }),
   );

@@ -1,4 +1,4 @@
-import type { Instance } from '../instances/entities/instance.entity.js';
+import type { Instance } from '../instances/instance.types.js';
 import type { InboundMessage } from '../platform/webhook-payload.js';
 
 /** The body POSTed to AGENT_MODULE_URL (contract §7). */

@@ -1,28 +1,21 @@
-import { BullModule } from '@nestjs/bullmq';
 import { Module } from '@nestjs/common';
-import { BUFFER_QUEUE } from '../common/queues.js';
-import { InstanceStoreModule } from '../instances/instance-store.module.js';
-import { MessageStoreModule } from '../messages/message-store.module.js';
-import { SendingModule } from '../send/sending.module.js';
-import { TurnStoreModule } from '../turns/turn-store.module.js';
-import { AgentClient } from './agent-client.service.js';
+import { DeliveryBacklog } from '../queue/delivery-backlog.js';
+import { BUFFER_QUEUE, registerQueue } from '../queue/queues.js';
+import { InstancesModule } from '../instances/instances.module.js';
+import { MessagesModule } from '../messages/messages.module.js';
+import { SendModule } from '../send/send.module.js';
+import { TurnsModule } from '../turns/turns.module.js';
+import { AgentClient } from './agent-client.js';
 import { BufferProcessor } from './buffer.processor.js';
-import { DeliveryBacklog } from '../webhook/delivery-backlog.js';
-import { ContactBuffer } from './contact-buffer.service.js';
-import { ReplySender } from './reply-sender.service.js';
-import { TurnRunner } from './turn-runner.service.js';
-import { TurnSweeper } from './turn-sweeper.service.js';
+import { ContactBuffer } from './contact-buffer.js';
+import { ReplySender } from './reply-sender.js';
+import { TurnRunner } from './turn-runner.js';
+import { TurnSweeper } from './turn-sweeper.js';
 import { TurnProcessor } from './turn.processor.js';
 
 /** Buffers each contact's burst and runs its turns with the agent (APP_ROLE all or worker). */
 @Module({
-  imports: [
-    BullModule.registerQueue({ name: BUFFER_QUEUE }),
-    InstanceStoreModule,
-    MessageStoreModule,
-    SendingModule,
-    TurnStoreModule,
-  ],
+  imports: [registerQueue(BUFFER_QUEUE), InstancesModule, MessagesModule, SendModule, TurnsModule],
   providers: [
     AgentClient,
     ContactBuffer,

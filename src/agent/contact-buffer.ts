@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
 import type { Queue } from 'bullmq';
-import { BUFFER_FLUSH_JOB, BUFFER_QUEUE, type BufferFlushJob } from '../common/queues.js';
+import { BUFFER_FLUSH_JOB, BUFFER_QUEUE, type BufferFlushJob } from '../queue/queues.js';
 import { AppConfig } from '../config/app-config.js';
-import { MessagesService, type AwaitingSpan } from '../messages/messages.service.js';
+import { MessageStore } from '../messages/message.store.js';
+import type { AwaitingSpan } from '../messages/message.types.js';
 import { MetricsService, QUEUE_STATES } from '../metrics/metrics.service.js';
 import { TurnStore, type ClaimResult } from '../turns/turn.store.js';
-import { DeliveryBacklog } from '../webhook/delivery-backlog.js';
+import { DeliveryBacklog } from '../queue/delivery-backlog.js';
 
 /** A flush running this much before its buffer is due goes ahead. */
 const DUE_TOLERANCE_MS = 25;
@@ -53,7 +54,7 @@ export class ContactBuffer {
   constructor(
     @InjectQueue(BUFFER_QUEUE) private readonly queue: Queue<BufferFlushJob>,
     private readonly config: AppConfig,
-    private readonly messages: MessagesService,
+    private readonly messages: MessageStore,
     private readonly turns: TurnStore,
     private readonly backlog: DeliveryBacklog,
     metrics: MetricsService,
@@ -164,11 +165,6 @@ export class ContactBuffer {
           replace: true,
           keepLastIfActive: true,
         },
-        // A flush that fails (the database away) is tried again; the sweeper backs this up.
-        attempts: 8,
-        backoff: { type: 'exponential', delay: 1000 },
-        removeOnComplete: { count: 1000 },
-        removeOnFail: { age: 7 * 24 * 3600 },
       },
     };
   }

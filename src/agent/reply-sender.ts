@@ -4,20 +4,20 @@ import { plainToInstance, type ClassConstructor } from 'class-transformer';
 import { validate } from 'class-validator';
 import { AppException } from '../common/app.exception.js';
 import { backoffDelay, type Backoff } from '../common/backoff.js';
-import type { Instance } from '../instances/entities/instance.entity.js';
+import type { Instance } from '../instances/instance.types.js';
 import type { Recipient } from '../messages/messages.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import { PlatformError, sendRetryDisposition } from '../platform/platform.errors.js';
 import {
+  SEND_DTO_CLASSES,
   SEND_KINDS,
   type SendKind,
   type SendRequests,
-} from '../platform/outbound-message.builder.js';
-import { PlatformError, sendRetryDisposition } from '../platform/platform.errors.js';
-import { SEND_DTO_CLASSES } from '../send/send-dto-classes.js';
+} from '../send/send-kinds.js';
 import { SendService } from '../send/send.service.js';
 import type { NewTurnPart, TurnPartRow, TurnRow } from '../turns/turn-states.js';
 import { TurnStore } from '../turns/turn.store.js';
-import type { AgentAnswer } from './agent-client.service.js';
+import type { AgentAnswer } from './agent-client.js';
 import { splitReply } from './reply-splitter.js';
 import type { TurnLease } from './turn-lease.js';
 

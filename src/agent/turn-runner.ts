@@ -1,26 +1,21 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { backoffDelay, type Backoff } from '../common/backoff.js';
-import type { BufferFlushJob } from '../common/queues.js';
+import type { BufferFlushJob } from '../queue/queues.js';
 import { AppConfig } from '../config/app-config.js';
-import type { Instance } from '../instances/entities/instance.entity.js';
+import type { Instance } from '../instances/instance.types.js';
 import { InstancesService } from '../instances/instances.service.js';
-import {
-  MessagesService,
-  recipientOfContact,
-  type AwaitingSpan,
-  type ContactKeys,
-  type Recipient,
-} from '../messages/messages.service.js';
+import { MessageStore } from '../messages/message.store.js';
+import type { AwaitingSpan, ContactKeys } from '../messages/message.types.js';
+import { recipientOfContact, type Recipient } from '../messages/messages.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import { PlatformClient } from '../platform/platform-client.service.js';
 import type { InboundMessage } from '../platform/webhook-payload.js';
-import { TurnScheduler } from '../turns/turn-scheduler.service.js';
+import { TurnScheduler } from '../turns/turn-scheduler.js';
 import type { FinalTurnState, NewTurnPart, TurnPartRow, TurnRow } from '../turns/turn-states.js';
 import { TurnStore } from '../turns/turn.store.js';
-import { AgentClient } from './agent-client.service.js';
+import { AgentClient } from './agent-client.js';
 import { buildAgentRequest } from './agent-payload.js';
-import { ContactBuffer } from './contact-buffer.service.js';
-import { ReplySender, recordingSent } from './reply-sender.service.js';
+import { ContactBuffer } from './contact-buffer.js';
+import { ReplySender, recordingSent } from './reply-sender.js';
 import { TurnLease, newLeaseOwner } from './turn-lease.js';
 
 /** Waits between agent attempts that may succeed later (timeouts, 5xx, 408, 429). */
@@ -65,10 +60,9 @@ export class TurnRunner {
     private readonly turns: TurnStore,
     private readonly scheduler: TurnScheduler,
     private readonly instances: InstancesService,
-    private readonly messages: MessagesService,
+    private readonly messages: MessageStore,
     private readonly agent: AgentClient,
     private readonly replies: ReplySender,
-    private readonly platform: PlatformClient,
     private readonly metrics: MetricsService,
   ) {}
 
@@ -286,11 +280,7 @@ export class TurnRunner {
 
   private async showTyping(instance: Instance, wamid: string): Promise<void> {
     try {
-      await this.platform.markReadWithTyping(
-        instance.phone_number_id,
-        this.instances.accessToken(instance),
-        wamid,
-      );
+      await this.instances.session(instance).markReadWithTyping(wamid);
     } catch {
       // Best effort: the answer matters, the indicator does not.
     }

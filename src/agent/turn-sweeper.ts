@@ -7,12 +7,12 @@ import {
 } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { AppConfig } from '../config/app-config.js';
-import { MessagesService } from '../messages/messages.service.js';
+import { MessageStore } from '../messages/message.store.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { REDIS_CLIENT } from '../redis/redis.constants.js';
-import { TurnScheduler } from '../turns/turn-scheduler.service.js';
+import { TurnScheduler } from '../turns/turn-scheduler.js';
 import { TurnStore } from '../turns/turn.store.js';
-import { ContactBuffer } from './contact-buffer.service.js';
+import { ContactBuffer } from './contact-buffer.js';
 import { newLeaseOwner } from './turn-lease.js';
 
 /** Work is stranded only once it is this late: on time, the jobs themselves do it. */
@@ -40,7 +40,7 @@ export class TurnSweeper implements OnApplicationBootstrap, BeforeApplicationShu
   constructor(
     private readonly config: AppConfig,
     private readonly buffer: ContactBuffer,
-    private readonly messages: MessagesService,
+    private readonly messages: MessageStore,
     private readonly turns: TurnStore,
     private readonly scheduler: TurnScheduler,
     @Inject(REDIS_CLIENT) private readonly redis: Redis,

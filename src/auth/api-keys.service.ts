@@ -1,7 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
 import { AppException } from '../common/app.exception.js';
 import { LocalCache } from '../common/local-cache.js';
 import {
@@ -11,7 +9,8 @@ import {
 } from '../common/cache-topics.js';
 import { ALL_KEYS, CacheInvalidationService } from '../redis/cache-invalidation.service.js';
 import { AppConfig } from '../config/app-config.js';
-import { ApiKey } from './entities/api-key.entity.js';
+import { ApiKeyStore } from './api-key.store.js';
+import type { ApiKey } from './api-key.types.js';
 
 const KEY_PREFIX = 'mck_';
 const PREFIX_LENGTH = 12;
@@ -42,7 +41,7 @@ export class ApiKeysService {
   private readonly principals = new LocalCache<ApiKeyPrincipal>(REQUEST_PATH_CACHE_TTL_MS);
 
   constructor(
-    @InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>,
+    private readonly keys: ApiKeyStore,
     private readonly invalidation: CacheInvalidationService,
     config: AppConfig,
   ) {
@@ -54,30 +53,24 @@ export class ApiKeysService {
 
   async create(name: string, instanceId: string | null): Promise<CreatedApiKey> {
     const key = `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
-    const record = await this.keys.save(
-      this.keys.create({
-        name,
-        instance_id: instanceId,
-        key_hash: sha256(key).toString('hex'),
-        prefix: key.slice(0, PREFIX_LENGTH),
-        last_used_at: null,
-      }),
-    );
+    const record = await this.keys.insert({
+      name,
+      instance_id: instanceId,
+      key_hash: sha256(key).toString('hex'),
+      prefix: key.slice(0, PREFIX_LENGTH),
+    });
     return { record, key };
   }
 
   list(): Promise<ApiKey[]> {
-    return this.keys.find({ order: { created_at: 'ASC' } });
+    return this.keys.list();
   }
 
   async remove(id: string): Promise<void> {
-    const [rows] = await this.keys.query<[Array<{ key_hash: string }>, number]>(
-      'DELETE FROM api_keys WHERE id = $1 RETURNING key_hash',
-      [id],
-    );
-    if (rows.length === 0) throw new AppException('api_key_not_found', `API key ${id} not found`);
+    const hash = await this.keys.delete(id);
+    if (hash === null) throw new AppException('api_key_not_found', `API key ${id} not found`);
     // Every process forgets it now: the key stops working at once.
-    await this.invalidation.invalidate(API_KEY_TOPIC, rows[0].key_hash);
+    await this.invalidation.invalidate(API_KEY_TOPIC, hash);
   }
 
   /** Finds who a presented key belongs to; throws 401 when it is unknown or revoked. */
@@ -93,11 +86,7 @@ export class ApiKeysService {
       if (cached.apiKeyId) this.touch(cached.apiKeyId);
       return cached;
     }
-    // Plain SQL: this runs on every client request.
-    const [found] = await this.keys.query<Array<Pick<ApiKey, 'id' | 'instance_id' | 'key_hash'>>>(
-      'SELECT id, instance_id, key_hash FROM api_keys WHERE key_hash = $1',
-      [hex],
-    );
+    const found = await this.keys.findByHash(hex);
     if (!found || !timingSafeEqual(Buffer.from(found.key_hash, 'hex'), hash)) {
       throw new AppException('unauthorized', 'Unknown or revoked API key');
     }
@@ -111,6 +100,6 @@ export class ApiKeysService {
     const now = Date.now();
     if (now - (this.lastUsedWrites.get(id) ?? 0) < LAST_USED_WRITE_INTERVAL_MS) return;
     this.lastUsedWrites.set(id, now);
-    void this.keys.update({ id }, { last_used_at: new Date(now) }).catch(() => undefined);
+    void this.keys.touch(id, new Date(now)).catch(() => undefined);
   }
 }

@@ -1,4 +1,5 @@
-import { SetMetadata } from '@nestjs/common';
+import { applyDecorators, SetMetadata } from '@nestjs/common';
+import { ApiBearerAuth } from '@nestjs/swagger';
 
 export const AUTH_KIND_KEY = 'auth-kind';
 
@@ -8,13 +9,13 @@ export type AuthKind = 'public' | 'admin' | 'api_key';
 /** Open route: no credentials needed. */
 export const Public = (): ClassDecorator & MethodDecorator => SetMetadata(AUTH_KIND_KEY, 'public');
 
-/** Admin route: the admin JWT from POST /admin/auth/login. */
+/** Admin route: the admin JWT from POST /admin/auth/login (documented as such). */
 export const AdminAuth = (): ClassDecorator & MethodDecorator =>
-  SetMetadata(AUTH_KIND_KEY, 'admin');
+  applyDecorators(SetMetadata(AUTH_KIND_KEY, 'admin'), ApiBearerAuth('admin-jwt'));
 
-/** Client route: an API key, which also selects the instance the request acts on. */
+/** Client route: an API key, which also selects the instance the request acts on (documented as such). */
 export const ApiKeyAuth = (): ClassDecorator & MethodDecorator =>
-  SetMetadata(AUTH_KIND_KEY, 'api_key');
+  applyDecorators(SetMetadata(AUTH_KIND_KEY, 'api_key'), ApiBearerAuth('api-key'));
 
 export const INSTANCE_FROM_FORM_KEY = 'instance-from-form';
 

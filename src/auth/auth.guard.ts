@@ -3,13 +3,9 @@ import { Reflector } from '@nestjs/core';
 import { AuthGuard as PassportAuthGuard } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
 import { AppException } from '../common/app.exception.js';
-import {
-  AUTH_KIND_KEY,
-  INSTANCE_FROM_FORM_KEY,
-  type AuthKind,
-} from '../common/public.decorator.js';
+import { AUTH_KIND_KEY, INSTANCE_FROM_FORM_KEY, type AuthKind } from './auth.decorators.js';
 import { AppConfig } from '../config/app-config.js';
-import { RateLimiter } from '../redis/rate-limiter.service.js';
+import { RateLimiter } from '../redis/rate-limiter.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { ClientInstanceResolver } from './client-instance.resolver.js';
 

@@ -2,20 +2,18 @@ import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { JwtModule } from '@nestjs/jwt';
 import { PassportModule } from '@nestjs/passport';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { InstanceStoreModule } from '../instances/instance-store.module.js';
+import { InstancesModule } from '../instances/instances.module.js';
+import { ApiKeyStore } from './api-key.store.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { AuthGuard, JwtAuthGuard } from './auth.guard.js';
 import { ClientInstanceResolver } from './client-instance.resolver.js';
-import { ApiKey } from './entities/api-key.entity.js';
 import { JWT_ALGORITHM, JwtStrategy } from './jwt.strategy.js';
 
 @Module({
   imports: [
     PassportModule,
-    InstanceStoreModule,
-    TypeOrmModule.forFeature([ApiKey]),
+    InstancesModule,
     JwtModule.registerAsync({
       inject: [AppConfig],
       useFactory: (config: AppConfig) => ({
@@ -26,6 +24,7 @@ import { JWT_ALGORITHM, JwtStrategy } from './jwt.strategy.js';
     }),
   ],
   providers: [
+    ApiKeyStore,
     ApiKeysService,
     ClientInstanceResolver,
     JwtStrategy,

@@ -1,6 +1,6 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import type { Instance } from '../instances/entities/instance.entity.js';
+import type { Instance } from '../instances/instance.types.js';
 import type { ApiKeyPrincipal } from './api-keys.service.js';
 
 /** Who called an API-key route, and the (active) instance the request acts on. */

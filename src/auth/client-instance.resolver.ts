@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import { AppException } from '../common/app.exception.js';
-import type { Instance } from '../instances/entities/instance.entity.js';
+import type { Instance } from '../instances/instance.types.js';
 import { InstancesService } from '../instances/instances.service.js';
 import type { ApiKeyPrincipal } from './api-keys.service.js';
 

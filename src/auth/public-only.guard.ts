@@ -1,7 +1,7 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AppException } from '../common/app.exception.js';
-import { AUTH_KIND_KEY, type AuthKind } from '../common/public.decorator.js';
+import { AUTH_KIND_KEY, type AuthKind } from './auth.decorators.js';
 
 /** The global guard of a worker process, which has no credentials to check: public routes only. */
 @Injectable()

@@ -1,4 +1,9 @@
-import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
+import {
+  ValidationPipe,
+  type ArgumentMetadata,
+  type Type,
+  type ValidationError,
+} from '@nestjs/common';
 import { getMetadataStorage } from 'class-validator';
 import { AppException, type FieldError } from './app.exception.js';
 
@@ -78,11 +83,13 @@ function unknownFields(value: unknown, metatype: ArgumentMetadata['metatype']): 
  * The one global pipe: class-validator with whitelist, forbidNonWhitelisted
  * and transform, after cheap checks that keep hostile input away from the
  * deep conversion: control characters in path and query values, bodies
- * nested too deeply, unknown top-level fields.
+ * nested too deeply, unknown top-level fields. Given an `expectedType`, it
+ * checks a parameter whose class the handler's signature cannot name.
  */
 export class AppValidationPipe extends ValidationPipe {
-  constructor() {
+  constructor(expectedType?: Type) {
     super({
+      expectedType,
       whitelist: true,
       forbidNonWhitelisted: true,
       transform: true,
@@ -93,7 +100,8 @@ export class AppValidationPipe extends ValidationPipe {
     });
   }
 
-  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+  override async transform(value: unknown, given: ArgumentMetadata): Promise<unknown> {
+    const metadata = this.expectedType ? { ...given, metatype: this.expectedType } : given;
     if (metadata.type === 'param' || metadata.type === 'query') {
       assertPrintable(value, metadata.data);
     } else if (metadata.type === 'body') {

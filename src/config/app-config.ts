@@ -180,6 +180,13 @@ export class AppConfig {
   @Max(120000, { message: 'PLATFORM_TIMEOUT_MS must be an integer from 100 to 120000' })
   PLATFORM_TIMEOUT_MS = 10000;
 
+  /** The wait before a platform call's second attempt, doubling up to 16 times it. */
+  @Type(() => Number)
+  @IsInt({ message: 'PLATFORM_RETRY_DELAY_MS must be an integer from 1 to 10000' })
+  @Min(1, { message: 'PLATFORM_RETRY_DELAY_MS must be an integer from 1 to 10000' })
+  @Max(10000, { message: 'PLATFORM_RETRY_DELAY_MS must be an integer from 1 to 10000' })
+  PLATFORM_RETRY_DELAY_MS = 250;
+
   @IsOptional()
   @Validate(UrlConstraint, ['http', 'https'])
   AGENT_MODULE_URL?: string;

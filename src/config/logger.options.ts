@@ -1,6 +1,6 @@
 import type { Params } from 'nestjs-pino';
 import { pino } from 'pino';
-import type { AppConfig } from '../config/app-config.js';
+import type { AppConfig } from './app-config.js';
 
 /** Wherever these appear in a logged object, pino writes [redacted]. */
 export const REDACTED_PATHS = [

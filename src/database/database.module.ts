@@ -2,10 +2,6 @@ import { Injectable, Logger, Module, type OnModuleInit } from '@nestjs/common';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { ApiKey } from '../auth/entities/api-key.entity.js';
-import { Instance } from '../instances/entities/instance.entity.js';
-import { Contact } from '../messages/entities/contact.entity.js';
-import { Message } from '../messages/entities/message.entity.js';
 import { InitialSchema1763740800000 } from './migrations/1763740800000-initial-schema.js';
 import { MessagesAndContacts1763827200000 } from './migrations/1763827200000-messages-and-contacts.js';
 import { TemplateEvents1763913600000 } from './migrations/1763913600000-template-events.js';
@@ -14,7 +10,6 @@ import { DurableTurns1764100000000 } from './migrations/1764100000000-durable-tu
 import { ContactIdentities1764200000000 } from './migrations/1764200000000-contact-identities.js';
 import { TemplateEventsOnce1764300000000 } from './migrations/1764300000000-template-events-once.js';
 
-export const ENTITIES = [Instance, ApiKey, Message, Contact];
 export const MIGRATIONS = [
   InitialSchema1763740800000,
   MessagesAndContacts1763827200000,
@@ -32,7 +27,8 @@ export function typeOrmOptions(config: AppConfig): TypeOrmModuleOptions {
   return {
     type: 'postgres',
     url: config.DATABASE_URL,
-    entities: ENTITIES,
+    // No entities: each table's SQL lives in its store, with typed rows.
+    entities: [],
     migrations: MIGRATIONS,
     migrationsRun: false,
     synchronize: false,

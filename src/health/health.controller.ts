@@ -1,7 +1,7 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { Public } from '../common/public.decorator.js';
+import { Public } from '../auth/auth.decorators.js';
 import { AppConfig } from '../config/app-config.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../config/service-info.js';
 import { HealthReportDto, LivenessDto, ReadinessDto } from './dto/health.dto.js';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import type { Redis } from 'ioredis';
-import { PlatformClient } from '../platform/platform-client.service.js';
+import { PlatformClient } from '../platform/platform-client.js';
 import { REDIS_CLIENT } from '../redis/redis.constants.js';
 import type { DependenciesDto, DependencyState } from './dto/health.dto.js';
 

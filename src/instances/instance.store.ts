@@ -1,68 +1,125 @@
-import {
-  Column,
-  CreateDateColumn,
-  Entity,
-  PrimaryGeneratedColumn,
-  UpdateDateColumn,
-} from 'typeorm';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { rows } from '../database/sql.js';
+import type { Instance } from './instance.types.js';
 
-export const TOKEN_TYPES = ['system_user', 'oauth'] as const;
-export type TokenType = (typeof TOKEN_TYPES)[number];
+/** The columns a create sets (the rest take their defaults). */
+export type NewInstance = Omit<Instance, 'created_at' | 'updated_at'>;
 
-export type InstanceStatus = 'connected' | 'disconnected';
+/** The columns a change may set. */
+export type InstanceChanges = Partial<
+  Omit<Instance, 'id' | 'phone_number_id' | 'webhook_verify_token' | 'created_at' | 'updated_at'>
+>;
 
-/** One connected business phone number. Property names are the API's field names. */
-@Entity({ name: 'instances' })
-export class Instance {
-  @PrimaryGeneratedColumn('uuid')
-  id: string;
+const CHANGEABLE: ReadonlyArray<keyof InstanceChanges> = [
+  'name',
+  'channel_account_id',
+  'business_id',
+  'platform_app_id',
+  'access_token_encrypted',
+  'token_type',
+  'display_phone_number',
+  'verified_name',
+  'quality_rating',
+  'messaging_limit_tier',
+  'is_active',
+  'status',
+];
 
-  @Column({ type: 'varchar', length: 200 })
-  name: string;
+/** The only home of SQL on `instances`. */
+@Injectable()
+export class InstanceStore {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  @Column({ type: 'varchar', length: 64, unique: true })
-  phone_number_id: string;
+  /** Inserts the instance; a second one for the same number fails with a unique violation. */
+  async insert(instance: NewInstance): Promise<Instance> {
+    const columns = Object.keys(instance) as Array<keyof NewInstance>;
+    const [row] = await rows<Instance>(
+      this.db,
+      `INSERT INTO instances (${columns.join(', ')})
+       VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING *`,
+      columns.map((column) => instance[column]),
+    );
+    return row;
+  }
 
-  @Column({ type: 'varchar', length: 64 })
-  channel_account_id: string;
+  list(): Promise<Instance[]> {
+    return rows<Instance>(this.db, 'SELECT * FROM instances ORDER BY created_at, id');
+  }
 
-  @Column({ type: 'varchar', length: 64, nullable: true })
-  business_id: string | null;
+  async findById(id: string): Promise<Instance | null> {
+    const [row] = await rows<Instance>(this.db, 'SELECT * FROM instances WHERE id = $1', [id]);
+    return row ?? null;
+  }
 
-  @Column({ type: 'varchar', length: 64, nullable: true })
-  platform_app_id: string | null;
+  async findByPhoneNumberId(phoneNumberId: string): Promise<Instance | null> {
+    const [row] = await rows<Instance>(
+      this.db,
+      'SELECT * FROM instances WHERE phone_number_id = $1',
+      [phoneNumberId],
+    );
+    return row ?? null;
+  }
 
-  /** AES-256-GCM ciphertext (CryptoService); never leaves the service. */
-  @Column({ type: 'text' })
-  access_token_encrypted: string;
+  async numberTaken(phoneNumberId: string): Promise<boolean> {
+    const found = await rows(this.db, 'SELECT 1 FROM instances WHERE phone_number_id = $1', [
+      phoneNumberId,
+    ]);
+    return found.length > 0;
+  }
 
-  @Column({ type: 'varchar', length: 20 })
-  token_type: TokenType;
+  /** Whether some instance has this webhook verify token. */
+  async verifyTokenExists(token: string): Promise<boolean> {
+    const found = await rows(this.db, 'SELECT 1 FROM instances WHERE webhook_verify_token = $1', [
+      token,
+    ]);
+    return found.length > 0;
+  }
 
-  @Column({ type: 'varchar', length: 32, nullable: true })
-  display_phone_number: string | null;
+  /** Whether a business account has an active instance. */
+  async activeForAccount(channelAccountId: string): Promise<boolean> {
+    const found = await rows(
+      this.db,
+      'SELECT 1 FROM instances WHERE channel_account_id = $1 AND is_active LIMIT 1',
+      [channelAccountId],
+    );
+    return found.length > 0;
+  }
 
-  @Column({ type: 'varchar', length: 200, nullable: true })
-  verified_name: string | null;
+  /** Applies the changes; null when the instance is gone. */
+  async update(id: string, changes: InstanceChanges): Promise<Instance | null> {
+    const columns = CHANGEABLE.filter((column) => changes[column] !== undefined);
+    const [row] = await rows<Instance>(
+      this.db,
+      `UPDATE instances SET ${columns.map((column, i) => `${column} = $${i + 2}`).join(', ')}${
+        columns.length > 0 ? ', ' : ''
+      }updated_at = now()
+       WHERE id = $1 RETURNING *`,
+      [id, ...columns.map((column) => changes[column])],
+    );
+    return row ?? null;
+  }
 
-  @Column({ type: 'varchar', length: 32, nullable: true })
-  quality_rating: string | null;
+  /** Deletes the instance (its API keys and messages go with it); false when it was not there. */
+  async delete(id: string): Promise<boolean> {
+    const deleted = await rows(this.db, 'DELETE FROM instances WHERE id = $1 RETURNING id', [id]);
+    return deleted.length > 0;
+  }
 
-  @Column({ type: 'varchar', length: 32, nullable: true })
-  messaging_limit_tier: string | null;
+  /** Every instance's encrypted token. */
+  tokens(): Promise<Array<Pick<Instance, 'id' | 'access_token_encrypted'>>> {
+    return rows(this.db, 'SELECT id, access_token_encrypted FROM instances');
+  }
 
-  @Column({ type: 'boolean', default: true })
-  is_active: boolean;
-
-  @Column({ type: 'varchar', length: 20, default: 'connected' })
-  status: InstanceStatus;
-
-  @Column({ type: 'varchar', length: 128, unique: true })
-  webhook_verify_token: string;
-
-  @CreateDateColumn({ type: 'timestamptz' })
-  created_at: Date;
-
-  @UpdateDateColumn({ type: 'timestamptz' })
-  updated_at: Date;
+  /** Replaces a token only if nobody changed it meanwhile; whether it did. */
+  async replaceToken(id: string, previous: string, next: string): Promise<boolean> {
+    const updated = await rows(
+      this.db,
+      `UPDATE instances SET access_token_encrypted = $3
+       WHERE id = $1 AND access_token_encrypted = $2 RETURNING id`,
+      [id, previous, next],
+    );
+    return updated.length > 0;
+  }
 }

@@ -1,12 +1,10 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { Instance } from './entities/instance.entity.js';
+import { InstanceStore } from './instance.store.js';
 import { InstancesService } from './instances.service.js';
 
 /** Instances without HTTP routes: shared by the API and the workers. */
 @Module({
-  imports: [TypeOrmModule.forFeature([Instance])],
-  providers: [InstancesService],
+  providers: [InstanceStore, InstancesService],
   exports: [InstancesService],
 })
-export class InstanceStoreModule {}
+export class InstancesModule {}

@@ -1,28 +1,20 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { QueryFailedError, Repository } from 'typeorm';
 import { AppException } from '../common/app.exception.js';
 import { INSTANCE_TOPIC, REQUEST_PATH_CACHE_TTL_MS } from '../common/cache-topics.js';
 import { LocalCache } from '../common/local-cache.js';
 import { CryptoService } from '../crypto/crypto.service.js';
+import { sqlState, UNIQUE_VIOLATION } from '../database/sql.js';
 import { ALL_KEYS, CacheInvalidationService } from '../redis/cache-invalidation.service.js';
-import { PlatformClient } from '../platform/platform-client.service.js';
+import { PlatformClient } from '../platform/platform-client.js';
+import { PlatformSession } from '../platform/platform-session.js';
 import type { PhoneNumberDetails } from '../platform/platform.types.js';
 import type { CreateInstanceDto } from './dto/create-instance.dto.js';
 import type { UpdateInstanceDto } from './dto/update-instance.dto.js';
-import { Instance } from './entities/instance.entity.js';
+import { InstanceStore, type InstanceChanges } from './instance.store.js';
+import type { Instance } from './instance.types.js';
 
-const UNIQUE_VIOLATION = '23505';
-
-function isUniqueViolation(error: unknown): boolean {
-  return (
-    error instanceof QueryFailedError &&
-    (error.driverError as { code?: string } | undefined)?.code === UNIQUE_VIOLATION
-  );
-}
-
-function numberValues(details: PhoneNumberDetails): Partial<Instance> {
+function numberValues(details: PhoneNumberDetails): InstanceChanges {
   return {
     display_phone_number: details.display_phone_number ?? null,
     verified_name: details.verified_name ?? null,
@@ -31,6 +23,7 @@ function numberValues(details: PhoneNumberDetails): Partial<Instance> {
   };
 }
 
+/** Instances: their lifecycle, the caches of the request path, and their platform sessions. */
 @Injectable()
 export class InstancesService implements OnApplicationBootstrap {
   private readonly logger = new Logger(InstancesService.name);
@@ -38,7 +31,7 @@ export class InstancesService implements OnApplicationBootstrap {
   private readonly byPhoneNumberId = new LocalCache<Instance>(REQUEST_PATH_CACHE_TTL_MS);
 
   constructor(
-    @InjectRepository(Instance) private readonly instances: Repository<Instance>,
+    private readonly instances: InstanceStore,
     private readonly crypto: CryptoService,
     private readonly platform: PlatformClient,
     private readonly invalidation: CacheInvalidationService,
@@ -56,33 +49,36 @@ export class InstancesService implements OnApplicationBootstrap {
     const details = await this.platform.getPhoneNumber(dto.phone_number_id, dto.access_token);
     // The id is chosen here: the token is encrypted bound to it.
     const id = randomUUID();
-    const instance = this.instances.create({
-      id,
-      name: dto.name,
-      phone_number_id: dto.phone_number_id,
-      channel_account_id: dto.channel_account_id,
-      business_id: dto.business_id ?? null,
-      platform_app_id: dto.platform_app_id ?? null,
-      token_type: dto.token_type,
-      access_token_encrypted: this.crypto.encrypt(dto.access_token, id),
-      webhook_verify_token: randomBytes(24).toString('hex'),
-      is_active: true,
-      status: 'connected',
-      ...numberValues(details),
-    });
     try {
-      const saved = await this.instances.save(instance);
+      const saved = await this.instances.insert({
+        id,
+        name: dto.name,
+        phone_number_id: dto.phone_number_id,
+        channel_account_id: dto.channel_account_id,
+        business_id: dto.business_id ?? null,
+        platform_app_id: dto.platform_app_id ?? null,
+        token_type: dto.token_type,
+        access_token_encrypted: this.crypto.encrypt(dto.access_token, id),
+        webhook_verify_token: randomBytes(24).toString('hex'),
+        is_active: true,
+        status: 'connected',
+        display_phone_number: null,
+        verified_name: null,
+        quality_rating: null,
+        messaging_limit_tier: null,
+        ...numberValues(details),
+      });
       this.logger.log({ instanceId: saved.id }, 'instance created');
       return saved;
     } catch (error) {
       // Two creates for one number at once: the unique key decides.
-      if (isUniqueViolation(error)) throw this.numberTaken(dto.phone_number_id);
+      if (sqlState(error) === UNIQUE_VIOLATION) throw this.numberTaken(dto.phone_number_id);
       throw error;
     }
   }
 
   list(): Promise<Instance[]> {
-    return this.instances.find({ order: { created_at: 'ASC' } });
+    return this.instances.list();
   }
 
   /**
@@ -92,54 +88,47 @@ export class InstancesService implements OnApplicationBootstrap {
   async findById(id: string): Promise<Instance | null> {
     const cached = this.byId.get(id);
     if (cached) return cached;
-    const [row] = await this.instances.query<Instance[]>('SELECT * FROM instances WHERE id = $1', [
-      id,
-    ]);
+    const row = await this.instances.findById(id);
     if (row) this.byId.set(id, row);
-    return row ?? null;
+    return row;
   }
 
   /** For the webhook workers: the instance a number's deliveries belong to (cached like findById). */
   async findByPhoneNumberId(phoneNumberId: string): Promise<Instance | null> {
     const cached = this.byPhoneNumberId.get(phoneNumberId);
     if (cached) return cached;
-    const [row] = await this.instances.query<Instance[]>(
-      'SELECT * FROM instances WHERE phone_number_id = $1',
-      [phoneNumberId],
-    );
+    const row = await this.instances.findByPhoneNumberId(phoneNumberId);
     if (row) this.byPhoneNumberId.set(phoneNumberId, row);
-    return row ?? null;
+    return row;
   }
 
   /** Whether a business account has an active instance (template events are kept only then). */
-  async hasActiveInstanceFor(channelAccountId: string): Promise<boolean> {
-    const found = await this.instances.query<unknown[]>(
-      'SELECT 1 FROM instances WHERE channel_account_id = $1 AND is_active LIMIT 1',
-      [channelAccountId],
-    );
-    return found.length > 0;
+  hasActiveInstanceFor(channelAccountId: string): Promise<boolean> {
+    return this.instances.activeForAccount(channelAccountId);
+  }
+
+  /** Whether a token is some instance's webhook verify token. */
+  isVerifyToken(token: string): Promise<boolean> {
+    return this.instances.verifyTokenExists(token);
   }
 
   /** For admin changes: always read from the database. */
   async get(id: string): Promise<Instance> {
-    const instance = await this.instances.findOneBy({ id });
+    const instance = await this.instances.findById(id);
     if (!instance) throw new AppException('instance_not_found', `Instance ${id} not found`);
     return instance;
   }
 
   async update(id: string, dto: UpdateInstanceDto): Promise<Instance> {
     const instance = await this.get(id);
-    const changes: Partial<Instance> = {};
+    const changes: InstanceChanges = {};
     if (dto.name !== undefined) changes.name = dto.name;
     if (dto.token_type !== undefined) changes.token_type = dto.token_type;
     if (dto.channel_account_id !== undefined) changes.channel_account_id = dto.channel_account_id;
     if (dto.business_id !== undefined) changes.business_id = dto.business_id;
     if (dto.platform_app_id !== undefined) changes.platform_app_id = dto.platform_app_id;
     if (dto.access_token !== undefined) {
-      const details = await this.platform.getPhoneNumber(
-        instance.phone_number_id,
-        dto.access_token,
-      );
+      const details = await this.sessionWith(instance, dto.access_token).phoneNumber();
       Object.assign(changes, numberValues(details), {
         access_token_encrypted: this.crypto.encrypt(dto.access_token, instance.id),
       });
@@ -147,14 +136,13 @@ export class InstancesService implements OnApplicationBootstrap {
     if (Object.keys(changes).length === 0) {
       throw AppException.validation([{ field: 'body', message: 'names no field to change' }]);
     }
-    Object.assign(instance, changes);
-    return this.saveAndInvalidate(instance);
+    return this.change(id, changes);
   }
 
   async remove(id: string): Promise<void> {
     // API keys (and later stored messages) go with it through ON DELETE CASCADE.
-    const result = await this.instances.delete({ id });
-    if (!result.affected) throw new AppException('instance_not_found', `Instance ${id} not found`);
+    if (!(await this.instances.delete(id)))
+      throw new AppException('instance_not_found', `Instance ${id} not found`);
     await this.invalidation.invalidate(INSTANCE_TOPIC, id);
     this.logger.log({ instanceId: id }, 'instance deleted');
   }
@@ -162,23 +150,28 @@ export class InstancesService implements OnApplicationBootstrap {
   /** Re-checks the token and refreshes the number's values; on refusal the instance stays as it was. */
   async activate(id: string): Promise<Instance> {
     const instance = await this.get(id);
-    const details = await this.platform.getPhoneNumber(
-      instance.phone_number_id,
-      this.accessToken(instance),
-    );
-    Object.assign(instance, numberValues(details), { is_active: true, status: 'connected' });
-    return this.saveAndInvalidate(instance);
+    const details = await this.session(instance).phoneNumber();
+    return this.change(id, { ...numberValues(details), is_active: true, status: 'connected' });
   }
 
   async deactivate(id: string): Promise<Instance> {
-    const instance = await this.get(id);
-    Object.assign(instance, { is_active: false, status: 'disconnected' });
-    return this.saveAndInvalidate(instance);
+    return this.change(id, { is_active: false, status: 'disconnected' });
   }
 
-  /** The decrypted platform token; keep it in memory only for the call that needs it. */
-  accessToken(instance: Instance): string {
-    return this.crypto.decrypt(instance.access_token_encrypted, instance.id);
+  /** The platform calls of the instance's number, with its token decrypted once. */
+  session(instance: Instance): PlatformSession {
+    return this.sessionWith(
+      instance,
+      this.crypto.decrypt(instance.access_token_encrypted, instance.id),
+    );
+  }
+
+  private sessionWith(instance: Instance, token: string): PlatformSession {
+    return new PlatformSession(this.platform, {
+      phoneNumberId: instance.phone_number_id,
+      channelAccountId: instance.channel_account_id,
+      token,
+    });
   }
 
   /**
@@ -189,7 +182,7 @@ export class InstancesService implements OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {
     let rows: Array<Pick<Instance, 'id' | 'access_token_encrypted'>>;
     try {
-      rows = await this.instances.query('SELECT id, access_token_encrypted FROM instances');
+      rows = await this.instances.tokens();
     } catch (error) {
       this.logger.error(
         { err: (error as Error).message },
@@ -202,12 +195,12 @@ export class InstancesService implements OnApplicationBootstrap {
       try {
         const token = this.crypto.decrypt(row.access_token_encrypted, row.id);
         // Only if nobody changed it meanwhile (another process, a PATCH).
-        const [, count] = await this.instances.query<[unknown[], number]>(
-          `UPDATE instances SET access_token_encrypted = $3
-           WHERE id = $1 AND access_token_encrypted = $2`,
-          [row.id, row.access_token_encrypted, this.crypto.encrypt(token, row.id)],
+        const replaced = await this.instances.replaceToken(
+          row.id,
+          row.access_token_encrypted,
+          this.crypto.encrypt(token, row.id),
         );
-        updated += count;
+        if (replaced) updated++;
       } catch (error) {
         // One unreadable token (its key gone, or tampered with) does not stop the others.
         this.logger.error(
@@ -222,14 +215,15 @@ export class InstancesService implements OnApplicationBootstrap {
     }
   }
 
-  private async saveAndInvalidate(instance: Instance): Promise<Instance> {
-    const saved = await this.instances.save(instance);
-    await this.invalidation.invalidate(INSTANCE_TOPIC, instance.id);
+  private async change(id: string, changes: InstanceChanges): Promise<Instance> {
+    const saved = await this.instances.update(id, changes);
+    if (!saved) throw new AppException('instance_not_found', `Instance ${id} not found`);
+    await this.invalidation.invalidate(INSTANCE_TOPIC, id);
     return saved;
   }
 
   private async assertNumberFree(phoneNumberId: string): Promise<void> {
-    if (await this.instances.existsBy({ phone_number_id: phoneNumberId })) {
+    if (await this.instances.numberTaken(phoneNumberId)) {
       throw this.numberTaken(phoneNumberId);
     }
   }

@@ -1,6 +1,5 @@
 import { Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import {
-  ApiBearerAuth,
   ApiBody,
   ApiConsumes,
   ApiOkResponse,
@@ -13,8 +12,8 @@ import { ClientInstance } from '../auth/client-context.js';
 import { AppException } from '../common/app.exception.js';
 import { InstanceScopedDto } from '../common/instance-scoped.dto.js';
 import { PLATFORM_ID_PATTERN } from '../common/platform-id.js';
-import { ApiKeyAuth, InstanceFromForm } from '../common/public.decorator.js';
-import type { Instance } from '../instances/entities/instance.entity.js';
+import { ApiKeyAuth, InstanceFromForm } from '../auth/auth.decorators.js';
+import type { Instance } from '../instances/instance.types.js';
 import { MediaService } from './media.service.js';
 
 /**
@@ -29,7 +28,6 @@ export class MediaIdDto {
 }
 
 @ApiTags('media')
-@ApiBearerAuth('api-key')
 @ApiKeyAuth()
 @Controller('media')
 export class MediaController {

@@ -1,11 +1,11 @@
 import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module.js';
-import { InstanceStoreModule } from '../instances/instance-store.module.js';
+import { InstancesModule } from '../instances/instances.module.js';
 import { MediaController } from './media.controller.js';
 import { MediaService } from './media.service.js';
 
 @Module({
-  imports: [AuthModule, InstanceStoreModule],
+  imports: [AuthModule, InstancesModule],
   controllers: [MediaController],
   providers: [MediaService],
 })

@@ -3,9 +3,9 @@ import type {} from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { ClientInstanceResolver } from '../auth/client-instance.resolver.js';
 import { AppException } from '../common/app.exception.js';
-import type { Instance } from '../instances/entities/instance.entity.js';
+import type { Instance } from '../instances/instance.types.js';
 import { InstancesService } from '../instances/instances.service.js';
-import { PlatformClient, type MediaDownload } from '../platform/platform-client.service.js';
+import type { MediaDownload } from '../platform/platform-client.js';
 import {
   MAX_UPLOAD_BYTES,
   MEDIA_MAX_BYTES,
@@ -56,7 +56,6 @@ export class MediaService {
   constructor(
     private readonly resolver: ClientInstanceResolver,
     private readonly instances: InstancesService,
-    private readonly platform: PlatformClient,
   ) {}
 
   /**
@@ -97,15 +96,11 @@ export class MediaService {
       }
       const maxBytes = MEDIA_MAX_BYTES[category];
       if (declared > maxBytes + MULTIPART_OVERHEAD_BYTES) throw tooLarge(category, maxBytes);
-      return await this.platform.uploadMedia(
-        instance.phone_number_id,
-        this.instances.accessToken(instance),
-        {
-          file: limited(part.file, maxBytes, category),
-          filename: part.filename || 'upload',
-          contentType: part.mimetype,
-        },
-      );
+      return await this.instances.session(instance).uploadMedia({
+        file: limited(part.file, maxBytes, category),
+        filename: part.filename || 'upload',
+        contentType: part.mimetype,
+      });
     } finally {
       // Whatever happened, let the rest of the file flow past the parser.
       part.file.resume();
@@ -143,10 +138,6 @@ export class MediaService {
   }
 
   download(instance: Instance, mediaId: string): Promise<MediaDownload> {
-    return this.platform.downloadMedia(
-      mediaId,
-      this.instances.accessToken(instance),
-      instance.phone_number_id,
-    );
+    return this.instances.session(instance).downloadMedia(mediaId);
   }
 }

@@ -1,72 +1,89 @@
-import {
-  Column,
-  CreateDateColumn,
-  Entity,
-  PrimaryGeneratedColumn,
-  UpdateDateColumn,
-} from 'typeorm';
-
 export type MessageDirection = 'outbound' | 'inbound';
 
 /** Delivery states in the order they happen; `failed` stands apart. */
 export const MESSAGE_STATUSES = ['sent', 'delivered', 'read', 'failed'] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number] | 'received';
 
-/** A message sent through the service (or received by it), keyed by the platform's wamid. */
-@Entity({ name: 'messages' })
-export class Message {
-  @PrimaryGeneratedColumn('uuid')
-  id: string;
+/** Delivery states by rank: a stored status only ever moves to a higher one (`failed` last, with its errors). */
+export const STATUS_RANK: Readonly<Record<string, number>> = {
+  sent: 1,
+  delivered: 2,
+  read: 3,
+  failed: 4,
+};
 
-  @Column({ type: 'uuid' })
-  instance_id: string;
-
-  @Column({ type: 'varchar', length: 256, unique: true })
+/** A delivery status to apply to a stored message. */
+export interface StatusRow {
   wamid: string;
+  recipient: string;
+  status: string;
+  /** The platform's errors, as JSON. */
+  errors: string | null;
+}
 
-  @Column({ type: 'varchar', length: 8 })
+/** A message sent through the service (or received by it), keyed by the platform's wamid (a row of `messages`). */
+export interface Message {
+  id: string;
+  instance_id: string;
+  wamid: string;
   direction: MessageDirection;
-
   /** The other party's address as the message named it: a number, or a business-scoped user id. */
-  @Column({ type: 'varchar', length: 128 })
   contact: string;
-
   /** The other party (null on a status that arrived before its send was stored). */
-  @Column({ type: 'uuid', nullable: true })
   contact_id: string | null;
-
-  @Column({ type: 'varchar', length: 32 })
   type: string;
-
   /** Outbound: the request as the client sent it. Inbound: the platform's object. */
-  @Column({ type: 'jsonb' })
   body: Record<string, unknown>;
-
-  @Column({ type: 'varchar', length: 16 })
   status: MessageStatus;
-
-  @Column({ type: 'jsonb', nullable: true })
   errors: unknown[] | null;
-
   /** The turn that gave it to the agent (inbound). */
-  @Column({ type: 'uuid', nullable: true })
   turn_id: string | null;
-
   /** Inbound and not yet in a turn. */
-  @Column({ type: 'boolean', default: false })
   awaiting_turn: boolean;
-
   /** When it reached the webhook; with `seq`, orders messages of the same second. */
-  @Column({ type: 'timestamptz' })
   received_at: Date;
-
-  @Column({ type: 'bigint', generated: 'identity', generatedIdentity: 'BY DEFAULT' })
   seq: string;
-
   /** Inbound: the platform's timestamp. Outbound: when it was stored. */
-  @CreateDateColumn({ type: 'timestamptz' })
   created_at: Date;
-
-  @UpdateDateColumn({ type: 'timestamptz' })
   updated_at: Date;
+}
+
+/**
+ * A person who wrote to (or was written to by) an instance, known by number,
+ * by business-scoped user id, or both; last_inbound_at opens the 24-hour
+ * service window. Keys are kept straight by mc_resolve_contact and
+ * mc_rekey_contact (migration ContactIdentities). A row of `contacts`.
+ */
+export interface Contact {
+  id: string;
+  instance_id: string;
+  wa_id: string | null;
+  user_id: string | null;
+  parent_user_id: string | null;
+  username: string | null;
+  name: string | null;
+  last_inbound_at: Date | null;
+  /** Numbers and user ids it was known by before a change. */
+  previous_wa_ids: string[];
+  previous_user_ids: string[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** When a contact's waiting messages arrived: the first and the last. */
+export interface AwaitingSpan {
+  first: Date;
+  last: Date;
+}
+
+/** A contact's keys and profile, as the agent and the client see them. */
+export type ContactKeys = Pick<
+  Contact,
+  'wa_id' | 'user_id' | 'parent_user_id' | 'username' | 'name'
+>;
+
+/** A stored message with its contact's keys. */
+export interface StoredMessage extends Message {
+  contact_wa_id: string | null;
+  contact_user_id: string | null;
 }

@@ -1,9 +1,9 @@
 import { Module } from '@nestjs/common';
-import { MessageStoreModule } from './message-store.module.js';
+import { MessagesModule } from './messages.module.js';
 import { MessagesController } from './messages.controller.js';
 
 @Module({
-  imports: [MessageStoreModule],
+  imports: [MessagesModule],
   controllers: [MessagesController],
 })
-export class MessagesModule {}
+export class MessagesApiModule {}

@@ -1,14 +1,13 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ClientInstance } from '../auth/client-context.js';
 import { InstanceScopedDto } from '../common/instance-scoped.dto.js';
-import { ApiKeyAuth } from '../common/public.decorator.js';
-import type { Instance } from '../instances/entities/instance.entity.js';
+import { ApiKeyAuth } from '../auth/auth.decorators.js';
+import type { Instance } from '../instances/instance.types.js';
 import { MessageDto } from './dto/message.dto.js';
 import { MessagesService } from './messages.service.js';
 
 @ApiTags('messages')
-@ApiBearerAuth('api-key')
 @ApiKeyAuth()
 @Controller('messages')
 export class MessagesController {

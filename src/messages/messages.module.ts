@@ -1,13 +1,10 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { Contact } from './entities/contact.entity.js';
-import { Message } from './entities/message.entity.js';
+import { MessageStore } from './message.store.js';
 import { MessagesService } from './messages.service.js';
 
-/** The message store without HTTP routes: shared by the API and the workers. */
+/** Messages and contacts without HTTP routes: shared by the API and the workers. */
 @Module({
-  imports: [TypeOrmModule.forFeature([Message, Contact])],
-  providers: [MessagesService],
-  exports: [MessagesService],
+  providers: [MessageStore, MessagesService],
+  exports: [MessageStore, MessagesService],
 })
-export class MessageStoreModule {}
+export class MessagesModule {}

@@ -3,7 +3,7 @@ import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { AppException } from '../common/app.exception.js';
 import { sameSecret } from '../common/secrets.js';
-import { Public } from '../common/public.decorator.js';
+import { Public } from '../auth/auth.decorators.js';
 import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from './metrics.service.js';
 

@@ -1,5 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type {
+  PlatformCallObserver,
+  PlatformCallOutcome,
+} from '../platform/platform-call-observer.js';
 
 /** Where the pipeline stands, read from PostgreSQL when Prometheus scrapes (worker processes). */
 export interface PipelineGauges {
@@ -22,7 +26,7 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
  * scraped on its own). Names follow Prometheus conventions.
  */
 @Injectable()
-export class MetricsService {
+export class MetricsService implements PlatformCallObserver {
   readonly registry = new Registry();
   private readonly queueReaders: QueueCountsReader[] = [];
   private pipelineReader?: () => Promise<PipelineGauges>;
@@ -139,6 +143,11 @@ export class MetricsService {
         }
       },
     });
+  }
+
+  platformCall({ endpoint, status, code, seconds }: PlatformCallOutcome): void {
+    this.platformDuration.observe({ endpoint }, seconds);
+    this.platformCalls.inc({ endpoint, status, code });
   }
 
   addQueueReader(reader: QueueCountsReader): void {

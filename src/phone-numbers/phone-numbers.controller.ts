@@ -1,11 +1,8 @@
 import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ClientInstance } from '../auth/client-context.js';
-import { AppException } from '../common/app.exception.js';
 import { InstanceScopedDto } from '../common/instance-scoped.dto.js';
-import { ApiKeyAuth } from '../common/public.decorator.js';
-import { PlatformClient } from '../platform/platform-client.service.js';
-import { RateLimiter, type RateLimit } from '../redis/rate-limiter.service.js';
+import { ApiKeyAuth } from '../auth/auth.decorators.js';
 import {
   PhoneNumberListDto,
   RegisterNumberDto,
@@ -13,22 +10,14 @@ import {
   SuccessDto,
   VerifyCodeDto,
 } from './dto/phone-number.dto.js';
-import type { Instance } from './entities/instance.entity.js';
-import { InstancesService } from './instances.service.js';
-
-/** Three codes at once, then one every ten minutes. */
-const REQUEST_CODE_LIMIT: RateLimit = { perSecond: 1 / 600, burst: 3 };
+import type { Instance } from '../instances/instance.types.js';
+import { PhoneNumbersService } from './phone-numbers.service.js';
 
 @ApiTags('phone numbers')
-@ApiBearerAuth('api-key')
 @ApiKeyAuth()
 @Controller('instance')
 export class PhoneNumbersController {
-  constructor(
-    private readonly instances: InstancesService,
-    private readonly platform: PlatformClient,
-    private readonly limiter: RateLimiter,
-  ) {}
+  constructor(private readonly numbers: PhoneNumbersService) {}
 
   @Get('phone_numbers')
   @ApiOkResponse({ type: PhoneNumberListDto })
@@ -36,11 +25,7 @@ export class PhoneNumbersController {
     @Query() _query: InstanceScopedDto,
     @ClientInstance() instance: Instance,
   ): Promise<PhoneNumberListDto> {
-    const data = await this.platform.listPhoneNumbers(
-      instance.channel_account_id,
-      this.instances.accessToken(instance),
-    );
-    return { data };
+    return { data: await this.numbers.list(instance) };
   }
 
   @Post('register')
@@ -50,9 +35,7 @@ export class PhoneNumbersController {
     @Body() dto: RegisterNumberDto,
     @ClientInstance() instance: Instance,
   ): Promise<SuccessDto> {
-    await this.platform.register(instance.phone_number_id, this.instances.accessToken(instance), {
-      pin: dto.pin,
-    });
+    await this.numbers.register(instance, dto.pin);
     return { success: true };
   }
 
@@ -63,25 +46,10 @@ export class PhoneNumbersController {
     @Body() dto: RequestCodeDto,
     @ClientInstance() instance: Instance,
   ): Promise<SuccessDto> {
-    // Each call texts or calls a person: a few per number, whatever the key's own limit.
-    const waitMs = await this.limiter.take(`request-code:${instance.id}`, REQUEST_CODE_LIMIT);
-    if (waitMs > 0) {
-      const seconds = Math.ceil(waitMs / 1000);
-      throw new AppException(
-        'rate_limited',
-        `Verification codes for this number are limited to 3 per 30 minutes; retry in ${seconds} s`,
-        undefined,
-        { 'retry-after': String(seconds) },
-      );
-    }
-    await this.platform.requestCode(
-      instance.phone_number_id,
-      this.instances.accessToken(instance),
-      {
-        code_method: dto.code_method,
-        language: dto.language,
-      },
-    );
+    await this.numbers.requestCode(instance, {
+      code_method: dto.code_method,
+      language: dto.language,
+    });
     return { success: true };
   }
 
@@ -92,11 +60,7 @@ export class PhoneNumbersController {
     @Body() dto: VerifyCodeDto,
     @ClientInstance() instance: Instance,
   ): Promise<SuccessDto> {
-    await this.platform.verifyCode(
-      instance.phone_number_id,
-      this.instances.accessToken(instance),
-      dto.code,
-    );
+    await this.numbers.verifyCode(instance, dto.code);
     return { success: true };
   }
 }

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { FakePlatform, VALID_TOKEN, platformError } from '../../test/support/fake-platform.js';
 import { loadConfig } from '../config/load-config.js';
 import { backoffDelay } from '../common/backoff.js';
-import { PlatformClient, DEFAULT_RETRY_POLICY } from './platform-client.service.js';
+import { PlatformClient } from './platform-client.js';
 import { PlatformError } from './platform.errors.js';
 
 describe('PlatformClient retry rules', () => {
@@ -18,9 +18,9 @@ describe('PlatformClient retry rules', () => {
       NODE_ENV: 'test',
       PLATFORM_API_URL: platform.url,
       PLATFORM_TIMEOUT_MS: '300',
+      PLATFORM_RETRY_DELAY_MS: '5',
     });
     client = new PlatformClient(config);
-    client.retryPolicy = { maxAttempts: 3, baseDelayMs: 5, maxDelayMs: 20 };
   });
 
   afterEach(() => platform.reset());
@@ -139,9 +139,12 @@ describe('PlatformClient retry rules', () => {
   });
 
   it('retries even a non-idempotent call when the connection was refused', async () => {
-    const { config } = loadConfig({ NODE_ENV: 'test', PLATFORM_API_URL: 'http://127.0.0.1:1' });
+    const { config } = loadConfig({
+      NODE_ENV: 'test',
+      PLATFORM_API_URL: 'http://127.0.0.1:1',
+      PLATFORM_RETRY_DELAY_MS: '1',
+    });
     const refused = new PlatformClient(config);
-    refused.retryPolicy = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 };
     const attempts: number[] = [];
     const original = refused['attempt'].bind(refused);
     refused['attempt'] = (call: Parameters<typeof original>[0]) => {
@@ -158,7 +161,7 @@ describe('PlatformClient retry rules', () => {
   });
 
   it('backs off exponentially with jitter, capped', () => {
-    const policy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 100, maxDelayMs: 1000 };
+    const policy = { maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 1000 };
     expect(backoffDelay(1, policy, () => 0)).toBe(50);
     expect(backoffDelay(1, policy, () => 1)).toBe(100);
     expect(backoffDelay(2, policy, () => 1)).toBe(200);

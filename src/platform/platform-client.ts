@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import axios, { AxiosError, type AxiosInstance, type AxiosResponse } from 'axios';
 import { AppException } from '../common/app.exception.js';
 import { backoffDelay, retryAfterMs, type Backoff } from '../common/backoff.js';
 import { keepAliveAgents } from '../common/http-agents.js';
 import { AppConfig } from '../config/app-config.js';
-import { MetricsService } from '../metrics/metrics.service.js';
+import { PLATFORM_CALL_OBSERVER, type PlatformCallObserver } from './platform-call-observer.js';
 import {
   NOT_SENT_NETWORK_CODES,
   PlatformError,
@@ -18,7 +18,7 @@ import {
   type PlatformErrorBody,
   type PlatformFailure,
 } from './platform.errors.js';
-import type { PlatformMessage } from './outbound-message.builder.js';
+import type { PlatformMessage } from './platform-message.js';
 import type {
   PhoneNumberDetails,
   PhoneNumberRecord,
@@ -63,16 +63,19 @@ async function* multipartBody(boundary: string, upload: MediaUpload): AsyncGener
   yield Buffer.from(`\r\n--${boundary}--\r\n`);
 }
 
-/** Tunables of the retry policy; tests shorten the delays. */
+/** How platform calls are retried: attempts, and the backoff between them. */
 export interface RetryPolicy extends Backoff {
   maxAttempts: number;
 }
 
-export const DEFAULT_RETRY_POLICY: RetryPolicy = {
-  maxAttempts: PLATFORM_MAX_ATTEMPTS,
-  baseDelayMs: 250,
-  maxDelayMs: 4000,
-};
+/** The policy PLATFORM_RETRY_DELAY_MS sets: the first wait, doubling up to 16 times it. */
+export function retryPolicy(config: Pick<AppConfig, 'PLATFORM_RETRY_DELAY_MS'>): RetryPolicy {
+  return {
+    maxAttempts: PLATFORM_MAX_ATTEMPTS,
+    baseDelayMs: config.PLATFORM_RETRY_DELAY_MS,
+    maxDelayMs: config.PLATFORM_RETRY_DELAY_MS * 16,
+  };
+}
 
 interface PlatformCall {
   method: 'GET' | 'POST' | 'DELETE';
@@ -120,13 +123,14 @@ export class PlatformClient implements OnApplicationShutdown {
   private readonly agents = keepAliveAgents(256);
   private readonly httpAgent = this.agents.http;
   private readonly httpsAgent = this.agents.https;
-  retryPolicy: RetryPolicy = DEFAULT_RETRY_POLICY;
+  private readonly retryPolicy: RetryPolicy;
 
   constructor(
     private readonly config: AppConfig,
     // Optional: unit specs build the client without the metrics module.
-    @Optional() private readonly metrics?: MetricsService,
+    @Optional() @Inject(PLATFORM_CALL_OBSERVER) private readonly observer?: PlatformCallObserver,
   ) {
+    this.retryPolicy = retryPolicy(config);
     this.http = axios.create({
       baseURL: `${config.PLATFORM_API_URL.replace(/\/+$/, '')}/${config.PLATFORM_API_VERSION}`,
       timeout: config.PLATFORM_TIMEOUT_MS,
@@ -387,15 +391,15 @@ export class PlatformClient implements OnApplicationShutdown {
 
   private async attempt<T>(call: PlatformCall): Promise<Attempt<T>> {
     const endpoint = call.path.replace(/\/[^/]+/, '/{id}');
-    const stopTimer = this.metrics?.platformDuration.startTimer({ endpoint });
+    const started = performance.now();
     const outcome = await this.attemptOnce<T>(call);
-    stopTimer?.();
-    this.metrics?.platformCalls.inc({
+    this.observer?.platformCall({
       endpoint,
       status: outcome.ok
         ? '2xx'
         : String(outcome.failure.httpStatus ?? outcome.failure.networkCode ?? 'error'),
       code: outcome.ok ? '' : String(outcome.failure.platformCode ?? ''),
+      seconds: (performance.now() - started) / 1000,
     });
     return outcome;
   }

@@ -1,5 +1,5 @@
 import { Global, Module } from '@nestjs/common';
-import { PlatformClient } from './platform-client.service.js';
+import { PlatformClient } from './platform-client.js';
 
 @Global()
 @Module({ providers: [PlatformClient], exports: [PlatformClient] })

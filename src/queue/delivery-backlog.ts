@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { WEBHOOK_GROUP } from '../common/queues.js';
+import { WEBHOOK_GROUP } from '../queue/queues.js';
 import { AppConfig } from '../config/app-config.js';
 import { REDIS_CLIENT } from '../redis/redis.constants.js';
 import { webhookStreamKey } from './delivery-stream.js';

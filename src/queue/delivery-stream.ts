@@ -1,6 +1,6 @@
 import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { WEBHOOK_GROUP, WEBHOOK_STREAM } from '../common/queues.js';
+import { WEBHOOK_GROUP, WEBHOOK_STREAM } from '../queue/queues.js';
 import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 

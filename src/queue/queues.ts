@@ -1,4 +1,8 @@
-/** Queue and job names, with their payload types: the one place they are declared. */
+import { BullModule } from '@nestjs/bullmq';
+import type { DynamicModule } from '@nestjs/common';
+import type { DefaultJobOptions } from 'bullmq';
+
+/** Queue and job names, their payload types and job options: the one place they are declared. */
 
 /**
  * Signed webhook deliveries: a Redis stream, written with one XADD before the
@@ -39,3 +43,38 @@ export interface TurnRunJob {
 /** Records of sends the platform accepted while PostgreSQL was away: written once it is back. */
 export const OUTBOUND_RECORD_QUEUE = 'outbound-records';
 export const OUTBOUND_RECORD_JOB = 'record';
+
+export type QueueName = typeof BUFFER_QUEUE | typeof TURN_QUEUE | typeof OUTBOUND_RECORD_QUEUE;
+
+/** Every BullMQ queue (the webhook stream is not one), as the dashboard lists them. */
+export const QUEUE_NAMES: QueueName[] = [BUFFER_QUEUE, TURN_QUEUE, OUTBOUND_RECORD_QUEUE];
+
+/** How each queue's jobs are retried and kept. Jobs add their own delay and deduplication. */
+export const JOB_OPTIONS: Record<QueueName, DefaultJobOptions> = {
+  // A flush that fails (the database away) is tried again; the sweeper backs this up.
+  [BUFFER_QUEUE]: {
+    attempts: 8,
+    backoff: { type: 'exponential', delay: 1000 },
+    removeOnComplete: { count: 1000 },
+    removeOnFail: { age: 7 * 24 * 3600 },
+  },
+  // A failed wake-up is tried again; the turn stays in PostgreSQL meanwhile.
+  [TURN_QUEUE]: {
+    attempts: 8,
+    backoff: { type: 'exponential', delay: 1000 },
+    removeOnComplete: true,
+    removeOnFail: { age: 24 * 3600 },
+  },
+  // Written once PostgreSQL is back, retrying for about a day.
+  [OUTBOUND_RECORD_QUEUE]: {
+    attempts: 30,
+    backoff: { type: 'exponential', delay: 2000 },
+    removeOnComplete: true,
+    removeOnFail: { age: 7 * 24 * 3600 },
+  },
+};
+
+/** The one way a module gets a queue: registered with its job options. */
+export function registerQueue(name: QueueName): DynamicModule {
+  return BullModule.registerQueue({ name, defaultJobOptions: JOB_OPTIONS[name] });
+}

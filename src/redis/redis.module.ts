@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { AppConfig } from '../config/app-config.js';
 import { CacheInvalidationService } from './cache-invalidation.service.js';
-import { RateLimiter } from './rate-limiter.service.js';
+import { RateLimiter } from './rate-limiter.js';
 import { REDIS_CLIENT } from './redis.constants.js';
 
 /** How long boot waits for Redis before going on without it. */

@@ -1,8 +1,5 @@
-import {
-  buildPlatformMessage,
-  type SendKind,
-  type SendRequests,
-} from './outbound-message.builder.js';
+import { buildPlatformMessage } from './outbound-message.builder.js';
+import type { SendKind, SendRequests } from './send-kinds.js';
 
 const TO = '16505551234';
 

@@ -1,63 +1,7 @@
-import type { MediaDto } from '../send/dto/media.dto.js';
-import type { SendInteractiveDto } from '../send/dto/send-interactive.dto.js';
-import type {
-  SendAudioDto,
-  SendContactsDto,
-  SendDocumentDto,
-  SendImageDto,
-  SendLocationDto,
-  SendReactionDto,
-  SendStickerDto,
-  SendTextDto,
-  SendVideoDto,
-} from '../send/dto/send-simple.dto.js';
-import type { SendTemplateDto } from '../send/dto/send-template.dto.js';
-
-/** Our request for each /send/{kind} route, in the spec's terms. */
-export interface SendRequests {
-  text: SendTextDto;
-  image: SendImageDto;
-  document: SendDocumentDto;
-  audio: SendAudioDto;
-  video: SendVideoDto;
-  sticker: SendStickerDto;
-  location: SendLocationDto;
-  contacts: SendContactsDto;
-  reaction: SendReactionDto;
-  template: SendTemplateDto;
-  interactive: SendInteractiveDto;
-}
-
-export type SendKind = keyof SendRequests;
-
-export const SEND_KINDS: SendKind[] = [
-  'text',
-  'image',
-  'document',
-  'audio',
-  'video',
-  'sticker',
-  'location',
-  'contacts',
-  'reaction',
-  'template',
-  'interactive',
-];
-
-/**
- * The platform's message object (POST /{phone_number_id}/messages). It names
- * the recipient by number (`to`) or by business-scoped user id (`recipient`):
- * a user id in `to` is accepted and then silently dropped by the platform.
- */
-export interface PlatformMessage {
-  messaging_product: 'messenger';
-  recipient_type: 'individual';
-  to?: string;
-  recipient?: string;
-  type: string;
-  context?: { message_id: string };
-  [content: string]: unknown;
-}
+import type { PlatformMessage } from '../platform/platform-message.js';
+import type { MediaDto } from './dto/media.dto.js';
+import type { SendInteractiveDto } from './dto/send-interactive.dto.js';
+import type { SendKind, SendRequests } from './send-kinds.js';
 
 export const DEFAULT_TEMPLATE_LANGUAGE = 'pt_BR';
 export const DEFAULT_LIST_BUTTON_TEXT = 'Menu';

@@ -1,9 +1,9 @@
 import { Module } from '@nestjs/common';
 import { SendController } from './send.controller.js';
-import { SendingModule } from './sending.module.js';
+import { SendModule } from './send.module.js';
 
 @Module({
-  imports: [SendingModule],
+  imports: [SendModule],
   controllers: [SendController],
 })
-export class SendModule {}
+export class SendApiModule {}

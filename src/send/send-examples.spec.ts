@@ -1,7 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { validate } from 'class-validator';
-import { SEND_KINDS } from '../platform/outbound-message.builder.js';
-import { SEND_DTO_CLASSES } from './send-dto-classes.js';
+import { SEND_DTO_CLASSES, SEND_KINDS } from './send-kinds.js';
 import { INTERACTIVE_EXAMPLES, SEND_EXAMPLES } from './send-examples.js';
 
 describe('the documented /send examples', () => {

@@ -1,4 +1,4 @@
-import type { SendKind } from '../platform/outbound-message.builder.js';
+import type { SendKind } from './send-kinds.js';
 
 const to = '5511999990000';
 

@@ -1,4 +1,3 @@
-import type { SendKind, SendRequests } from '../platform/outbound-message.builder.js';
 import { SendInteractiveDto } from './dto/send-interactive.dto.js';
 import {
   SendAudioDto,
@@ -13,8 +12,12 @@ import {
 } from './dto/send-simple.dto.js';
 import { SendTemplateDto } from './dto/send-template.dto.js';
 
-/** The validated body class of each /send/{kind} route (also used for the agent's replies). */
-export const SEND_DTO_CLASSES: { [K in SendKind]: new () => SendRequests[K] } = {
+/**
+ * The /send API: each kind (the route `/send/{kind}`, and a `send` value in
+ * the agent's replies) and its validated body class. Adding a message type
+ * starts here.
+ */
+export const SEND_DTO_CLASSES = {
   text: SendTextDto,
   image: SendImageDto,
   document: SendDocumentDto,
@@ -26,4 +29,11 @@ export const SEND_DTO_CLASSES: { [K in SendKind]: new () => SendRequests[K] } = 
   reaction: SendReactionDto,
   template: SendTemplateDto,
   interactive: SendInteractiveDto,
-};
+} as const;
+
+export type SendKind = keyof typeof SEND_DTO_CLASSES;
+
+/** The request of each kind, in the spec's terms. */
+export type SendRequests = { [K in SendKind]: InstanceType<(typeof SEND_DTO_CLASSES)[K]> };
+
+export const SEND_KINDS = Object.keys(SEND_DTO_CLASSES) as SendKind[];

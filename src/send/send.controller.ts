@@ -1,147 +1,137 @@
-import { Body, Controller, HttpCode, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { applyDecorators, Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { ApiBody, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiKeyAuth } from '../auth/auth.decorators.js';
 import { ClientInstance } from '../auth/client-context.js';
-import { ApiKeyAuth } from '../common/public.decorator.js';
-import type { Instance } from '../instances/entities/instance.entity.js';
-import { SendInteractiveDto } from './dto/send-interactive.dto.js';
+import { AppValidationPipe } from '../common/validation.js';
+import type { Instance } from '../instances/instance.types.js';
 import { SendResultDto } from './dto/send-result.dto.js';
-import {
-  SendAudioDto,
-  SendContactsDto,
-  SendDocumentDto,
-  SendImageDto,
-  SendLocationDto,
-  SendReactionDto,
-  SendStickerDto,
-  SendTextDto,
-  SendVideoDto,
-} from './dto/send-simple.dto.js';
-import { SendTemplateDto } from './dto/send-template.dto.js';
 import { INTERACTIVE_EXAMPLES, SEND_EXAMPLES } from './send-examples.js';
+import { SEND_DTO_CLASSES, type SendKind, type SendRequests } from './send-kinds.js';
 import { SendService } from './send.service.js';
 
+/** Worked examples of a kind's body, as Swagger UI offers them. */
+function examples(kind: SendKind): Record<string, { value: Record<string, unknown> }> {
+  const named = kind === 'interactive' ? INTERACTIVE_EXAMPLES : { [kind]: SEND_EXAMPLES[kind] };
+  return Object.fromEntries(Object.entries(named).map(([name, value]) => [name, { value }]));
+}
+
+/** `POST /send/{kind}`: its body class and examples documented, 200 with the wamid. */
+function SendRoute(kind: SendKind): MethodDecorator {
+  return applyDecorators(
+    Post(kind),
+    HttpCode(200),
+    ApiBody({ type: SEND_DTO_CLASSES[kind], examples: examples(kind) }),
+    ApiOkResponse({ type: SendResultDto }),
+  );
+}
+
+/** The body of `POST /send/{kind}`, validated as the kind's class (the signature cannot name it). */
+function SendBody(kind: SendKind): ParameterDecorator {
+  return Body(new AppValidationPipe(SEND_DTO_CLASSES[kind]));
+}
+
+type Dto<K extends SendKind> = SendRequests[K];
+
+/** One handler per kind (each a route of its own in the API description); all take the same path. */
 @ApiTags('send')
-@ApiBearerAuth('api-key')
 @ApiKeyAuth()
 @Controller('send')
 export class SendController {
   constructor(private readonly sender: SendService) {}
 
-  private async result(wamid: Promise<string>): Promise<SendResultDto> {
-    return { success: true, wamid: await wamid };
+  private async send<K extends SendKind>(
+    instance: Instance,
+    kind: K,
+    dto: Dto<K>,
+  ): Promise<SendResultDto> {
+    return { success: true, wamid: await this.sender.send(instance, kind, dto) };
   }
 
-  @Post('text')
-  @HttpCode(200)
-  @ApiBody({ type: SendTextDto, examples: { text: { value: SEND_EXAMPLES.text } } })
-  @ApiOkResponse({ type: SendResultDto })
-  text(@Body() dto: SendTextDto, @ClientInstance() instance: Instance): Promise<SendResultDto> {
-    return this.result(this.sender.send(instance, 'text', dto));
+  @SendRoute('text')
+  text(
+    @SendBody('text') dto: Dto<'text'>,
+    @ClientInstance() instance: Instance,
+  ): Promise<SendResultDto> {
+    return this.send(instance, 'text', dto);
   }
 
-  @Post('image')
-  @HttpCode(200)
-  @ApiBody({ type: SendImageDto, examples: { image: { value: SEND_EXAMPLES.image } } })
-  @ApiOkResponse({ type: SendResultDto })
-  image(@Body() dto: SendImageDto, @ClientInstance() instance: Instance): Promise<SendResultDto> {
-    return this.result(this.sender.send(instance, 'image', dto));
+  @SendRoute('image')
+  image(
+    @SendBody('image') dto: Dto<'image'>,
+    @ClientInstance() instance: Instance,
+  ): Promise<SendResultDto> {
+    return this.send(instance, 'image', dto);
   }
 
-  @Post('document')
-  @HttpCode(200)
-  @ApiBody({ type: SendDocumentDto, examples: { document: { value: SEND_EXAMPLES.document } } })
-  @ApiOkResponse({ type: SendResultDto })
+  @SendRoute('document')
   document(
-    @Body() dto: SendDocumentDto,
+    @SendBody('document') dto: Dto<'document'>,
     @ClientInstance() instance: Instance,
   ): Promise<SendResultDto> {
-    return this.result(this.sender.send(instance, 'document', dto));
+    return this.send(instance, 'document', dto);
   }
 
-  @Post('audio')
-  @HttpCode(200)
-  @ApiBody({ type: SendAudioDto, examples: { audio: { value: SEND_EXAMPLES.audio } } })
-  @ApiOkResponse({ type: SendResultDto })
-  audio(@Body() dto: SendAudioDto, @ClientInstance() instance: Instance): Promise<SendResultDto> {
-    return this.result(this.sender.send(instance, 'audio', dto));
+  @SendRoute('audio')
+  audio(
+    @SendBody('audio') dto: Dto<'audio'>,
+    @ClientInstance() instance: Instance,
+  ): Promise<SendResultDto> {
+    return this.send(instance, 'audio', dto);
   }
 
-  @Post('video')
-  @HttpCode(200)
-  @ApiBody({ type: SendVideoDto, examples: { video: { value: SEND_EXAMPLES.video } } })
-  @ApiOkResponse({ type: SendResultDto })
-  video(@Body() dto: SendVideoDto, @ClientInstance() instance: Instance): Promise<SendResultDto> {
-    return this.result(this.sender.send(instance, 'video', dto));
+  @SendRoute('video')
+  video(
+    @SendBody('video') dto: Dto<'video'>,
+    @ClientInstance() instance: Instance,
+  ): Promise<SendResultDto> {
+    return this.send(instance, 'video', dto);
   }
 
-  @Post('sticker')
-  @HttpCode(200)
-  @ApiBody({ type: SendStickerDto, examples: { sticker: { value: SEND_EXAMPLES.sticker } } })
-  @ApiOkResponse({ type: SendResultDto })
+  @SendRoute('sticker')
   sticker(
-    @Body() dto: SendStickerDto,
+    @SendBody('sticker') dto: Dto<'sticker'>,
     @ClientInstance() instance: Instance,
   ): Promise<SendResultDto> {
-    return this.result(this.sender.send(instance, 'sticker', dto));
+    return this.send(instance, 'sticker', dto);
   }
 
-  @Post('location')
-  @HttpCode(200)
-  @ApiBody({ type: SendLocationDto, examples: { location: { value: SEND_EXAMPLES.location } } })
-  @ApiOkResponse({ type: SendResultDto })
+  @SendRoute('location')
   location(
-    @Body() dto: SendLocationDto,
+    @SendBody('location') dto: Dto<'location'>,
     @ClientInstance() instance: Instance,
   ): Promise<SendResultDto> {
-    return this.result(this.sender.send(instance, 'location', dto));
+    return this.send(instance, 'location', dto);
   }
 
-  @Post('contacts')
-  @HttpCode(200)
-  @ApiBody({ type: SendContactsDto, examples: { contacts: { value: SEND_EXAMPLES.contacts } } })
-  @ApiOkResponse({ type: SendResultDto })
+  @SendRoute('contacts')
   contacts(
-    @Body() dto: SendContactsDto,
+    @SendBody('contacts') dto: Dto<'contacts'>,
     @ClientInstance() instance: Instance,
   ): Promise<SendResultDto> {
-    return this.result(this.sender.send(instance, 'contacts', dto));
+    return this.send(instance, 'contacts', dto);
   }
 
-  @Post('reaction')
-  @HttpCode(200)
-  @ApiBody({ type: SendReactionDto, examples: { reaction: { value: SEND_EXAMPLES.reaction } } })
-  @ApiOkResponse({ type: SendResultDto })
+  @SendRoute('reaction')
   reaction(
-    @Body() dto: SendReactionDto,
+    @SendBody('reaction') dto: Dto<'reaction'>,
     @ClientInstance() instance: Instance,
   ): Promise<SendResultDto> {
-    return this.result(this.sender.send(instance, 'reaction', dto));
+    return this.send(instance, 'reaction', dto);
   }
 
-  @Post('template')
-  @HttpCode(200)
-  @ApiBody({ type: SendTemplateDto, examples: { template: { value: SEND_EXAMPLES.template } } })
-  @ApiOkResponse({ type: SendResultDto })
+  @SendRoute('template')
   template(
-    @Body() dto: SendTemplateDto,
+    @SendBody('template') dto: Dto<'template'>,
     @ClientInstance() instance: Instance,
   ): Promise<SendResultDto> {
-    return this.result(this.sender.send(instance, 'template', dto));
+    return this.send(instance, 'template', dto);
   }
 
-  @Post('interactive')
-  @HttpCode(200)
-  @ApiBody({
-    type: SendInteractiveDto,
-    examples: Object.fromEntries(
-      Object.entries(INTERACTIVE_EXAMPLES).map(([name, value]) => [name, { value }]),
-    ),
-  })
-  @ApiOkResponse({ type: SendResultDto })
+  @SendRoute('interactive')
   interactive(
-    @Body() dto: SendInteractiveDto,
+    @SendBody('interactive') dto: Dto<'interactive'>,
     @ClientInstance() instance: Instance,
   ): Promise<SendResultDto> {
-    return this.result(this.sender.send(instance, 'interactive', dto));
+    return this.send(instance, 'interactive', dto);
   }
 }

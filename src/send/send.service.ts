@@ -1,16 +1,12 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { Instance } from '../instances/entities/instance.entity.js';
+import type { Instance } from '../instances/instance.types.js';
 import { InstancesService } from '../instances/instances.service.js';
 import { MessagesService, addressOf, recipientOf } from '../messages/messages.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import {
-  buildPlatformMessage,
-  type SendKind,
-  type SendRequests,
-} from '../platform/outbound-message.builder.js';
-import { PlatformClient } from '../platform/platform-client.service.js';
+import { buildPlatformMessage } from './outbound-message.builder.js';
+import type { SendKind, SendRequests } from './send-kinds.js';
 import { OutboundRecordQueue } from './outbound-records.js';
-import { SendPacer } from './send-pacer.service.js';
+import { SendPacer } from './send-pacer.js';
 
 /** What the agent's reply path knows already, and /send does not. */
 export interface ReplyContext {
@@ -29,7 +25,6 @@ export class SendService {
   constructor(
     private readonly instances: InstancesService,
     private readonly messages: MessagesService,
-    private readonly platform: PlatformClient,
     private readonly pacer: SendPacer,
     private readonly metrics: MetricsService,
     private readonly parked: OutboundRecordQueue,
@@ -49,9 +44,9 @@ export class SendService {
       await this.messages.assertReachable();
     }
     const message = buildPlatformMessage(kind, request);
-    const token = this.instances.accessToken(instance);
+    const session = this.instances.session(instance);
     const wamid = await this.pacer.run(instance.phone_number_id, addressOf(recipient), () =>
-      this.platform.sendMessage(instance.phone_number_id, token, message),
+      session.sendMessage(message),
     );
     this.metrics.sends.inc({ type: kind });
     // The request as the client sent it, less the routing field.

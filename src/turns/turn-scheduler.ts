@@ -1,7 +1,7 @@
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
 import type { Queue } from 'bullmq';
-import { TURN_QUEUE, TURN_RUN_JOB, type TurnRunJob } from '../common/queues.js';
+import { TURN_QUEUE, TURN_RUN_JOB, type TurnRunJob } from '../queue/queues.js';
 
 /**
  * Wakes a worker up to advance a turn, now or after a delay. A wake-up only
@@ -14,17 +14,6 @@ export class TurnScheduler {
   constructor(@InjectQueue(TURN_QUEUE) private readonly queue: Queue<TurnRunJob>) {}
 
   async wake(turnId: string, delayMs = 0): Promise<void> {
-    await this.queue.add(
-      TURN_RUN_JOB,
-      { turnId },
-      {
-        delay: Math.max(0, Math.round(delayMs)),
-        // A failed wake-up (the database away) is tried again; the turn stays in PostgreSQL meanwhile.
-        attempts: 8,
-        backoff: { type: 'exponential', delay: 1000 },
-        removeOnComplete: true,
-        removeOnFail: { age: 24 * 3600 },
-      },
-    );
+    await this.queue.add(TURN_RUN_JOB, { turnId }, { delay: Math.max(0, Math.round(delayMs)) });
   }
 }

@@ -32,7 +32,6 @@ export const OPEN_TURN_STATES = ['claimed', 'calling', 'answered', 'sending'] as
 export const FINAL_TURN_STATES = ['done', 'failed', 'skipped'] as const;
 export const TURN_STATES = [...OPEN_TURN_STATES, ...FINAL_TURN_STATES] as const;
 
-export type OpenTurnState = (typeof OPEN_TURN_STATES)[number];
 export type FinalTurnState = (typeof FINAL_TURN_STATES)[number];
 export type TurnState = (typeof TURN_STATES)[number];
 

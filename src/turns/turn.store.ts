@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { prepared, rows, sqlState, UNIQUE_VIOLATION } from '../database/sql.js';
-import type { AwaitingSpan, ContactKeys } from '../messages/messages.service.js';
+import type { AwaitingSpan, ContactKeys } from '../messages/message.types.js';
 import type { InboundMessage } from '../platform/webhook-payload.js';
 import {
   OPEN_TURN_STATES_SQL,

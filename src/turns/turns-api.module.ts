@@ -1,12 +1,12 @@
 import { Module } from '@nestjs/common';
-import { TurnStoreModule } from './turn-store.module.js';
+import { TurnsModule } from './turns.module.js';
 import { TurnsController } from './turns.controller.js';
 import { TurnsService } from './turns.service.js';
 
 /** The operator's routes for turns (api processes). */
 @Module({
-  imports: [TurnStoreModule],
+  imports: [TurnsModule],
   controllers: [TurnsController],
   providers: [TurnsService],
 })
-export class TurnsModule {}
+export class TurnsApiModule {}

@@ -1,12 +1,11 @@
 import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ParseUuidPipe } from '../common/parse-uuid.pipe.js';
-import { AdminAuth } from '../common/public.decorator.js';
+import { AdminAuth } from '../auth/auth.decorators.js';
 import { ListTurnsQueryDto, TurnDto, TurnPageDto } from './dto/turn.dto.js';
 import { TurnsService } from './turns.service.js';
 
 @ApiTags('admin: turns')
-@ApiBearerAuth('admin-jwt')
 @AdminAuth()
 @Controller('admin/turns')
 export class TurnsController {

@@ -3,7 +3,7 @@ import { isUUID } from 'class-validator';
 import { AppException } from '../common/app.exception.js';
 import type { ListTurnsQueryDto } from './dto/turn.dto.js';
 import { TurnDto, type TurnPageDto } from './dto/turn.dto.js';
-import { TurnScheduler } from './turn-scheduler.service.js';
+import { TurnScheduler } from './turn-scheduler.js';
 import { TurnStore, type TurnCursor } from './turn.store.js';
 
 const DEFAULT_PAGE = 20;

@@ -7,15 +7,15 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { WEBHOOK_DEAD_STREAM, WEBHOOK_GROUP, type WebhookDelivery } from '../common/queues.js';
+import { WEBHOOK_DEAD_STREAM, WEBHOOK_GROUP, type WebhookDelivery } from '../queue/queues.js';
 import { isDependencyUnavailable } from '../common/unavailable.js';
 import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { REDIS_CLIENT } from '../redis/redis.constants.js';
-import { ContactBuffer } from '../agent/contact-buffer.service.js';
+import { ContactBuffer } from '../agent/contact-buffer.js';
 import { newLeaseOwner } from '../agent/turn-lease.js';
-import { KEEPING_UP_MS } from './delivery-backlog.js';
-import { BODY_FIELD, RECEIVED_FIELD, webhookStreamKey } from './delivery-stream.js';
+import { KEEPING_UP_MS } from '../queue/delivery-backlog.js';
+import { BODY_FIELD, RECEIVED_FIELD, webhookStreamKey } from '../queue/delivery-stream.js';
 import { InboundService } from './inbound.service.js';
 
 /** Deliveries taken at once: one set of statements for all of them. */

@@ -5,6 +5,7 @@ import {
   type IdentityChange,
   type IdentityRow,
 } from '../messages/contact-identity.js';
+import { STATUS_RANK, type StatusRow } from '../messages/message.types.js';
 
 export type { Identity, IdentityChange, IdentityRow };
 
@@ -22,14 +23,6 @@ const IDENTITY_CHANGES = new Set(['user_changed_number', 'user_changed_user_id']
 const EARLIEST_TIMESTAMP_MS = Date.UTC(2009, 0, 1);
 const MAX_CLOCK_AHEAD_MS = 24 * 60 * 60 * 1000;
 
-/** Delivery states in the order they happen; `failed` stands last and keeps its errors. */
-export const STATUS_RANK: Readonly<Record<string, number>> = {
-  sent: 1,
-  delivered: 2,
-  read: 3,
-  failed: 4,
-};
-
 export interface InboundMessageRow extends Identity {
   wamid: string;
   /** The sender as the message names it: the number, or the user id when the number is hidden. */
@@ -44,13 +37,6 @@ export interface InboundMessageRow extends Identity {
   receivedAt: Date;
   /** Set on a system message that changes the sender's number or user id. */
   change?: IdentityChange;
-}
-
-export interface StatusRow {
-  wamid: string;
-  recipient: string;
-  status: string;
-  errors: string | null;
 }
 
 export type Parsed<T> = { ok: true; row: T } | { ok: false; reason: string };

@@ -1,13 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
-import { ContactBuffer, type BufferSpan } from '../agent/contact-buffer.service.js';
-import type { WebhookDelivery } from '../common/queues.js';
-import { prepared, sqlState } from '../database/sql.js';
-import type { Instance } from '../instances/entities/instance.entity.js';
+import { ContactBuffer, type BufferSpan } from '../agent/contact-buffer.js';
+import type { WebhookDelivery } from '../queue/queues.js';
+import { sqlState } from '../database/sql.js';
+import type { Instance } from '../instances/instance.types.js';
 import { InstancesService } from '../instances/instances.service.js';
 import { identityKey } from '../messages/contact-identity.js';
-import { MessagesService } from '../messages/messages.service.js';
+import { MessageStore } from '../messages/message.store.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import type {
   InboundContact,
@@ -16,8 +14,8 @@ import type {
   TemplateStatusValue,
   WebhookEnvelope,
 } from '../platform/webhook-payload.js';
+import { TemplateStore } from '../templates/template.store.js';
 import {
-  STATUS_RANK,
   fallbackBody,
   fitText,
   identityRows,
@@ -26,11 +24,6 @@ import {
   statusRows,
   type InboundMessageRow,
 } from './inbound-rows.js';
-
-const STATUS_RANK_SQL = (column: string): string =>
-  `(CASE ${column} ${Object.entries(STATUS_RANK)
-    .map(([status, rank]) => `WHEN '${status}' THEN ${rank}`)
-    .join(' ')} ELSE 0 END)`;
 
 /** What a batch of deliveries came to. */
 export interface DeliveryResult {
@@ -95,9 +88,9 @@ export class InboundService {
 
   constructor(
     private readonly instances: InstancesService,
-    @InjectDataSource() private readonly db: DataSource,
     private readonly buffer: ContactBuffer,
-    private readonly messageStore: MessagesService,
+    private readonly messages: MessageStore,
+    private readonly templates: TemplateStore,
     private readonly metrics: MetricsService,
   ) {}
 
@@ -237,12 +230,12 @@ export class InboundService {
     const rekeyed = new Map<InboundMessageRow, string>();
     for (const message of messages) {
       if (!message.change) continue;
-      const contactId = await this.messageStore.rekeyContact(instance.id, message.change);
+      const contactId = await this.messages.rekeyContact(instance.id, message.change);
       if (contactId) rekeyed.set(message, contactId);
       else Object.assign(message, message.change.new); // unknown before: known by its new keys
     }
     const others = messages.filter((message) => !rekeyed.has(message));
-    const resolved = await this.messageStore.resolveContacts(
+    const resolved = await this.messages.resolveContacts(
       instance.id,
       identityRows(others, profiles),
     );
@@ -295,44 +288,10 @@ export class InboundService {
     messages: InboundMessageRow[],
     contactIds: string[],
   ): Promise<Inserted> {
-    const inserted = await prepared<{
-      contact_id: string;
-      stored: number;
-      first: Date | null;
-      last: Date | null;
-      waited: boolean;
-    }>(
-      this.db,
-      'inbound_messages',
-      `WITH inserted AS (
-         INSERT INTO messages (instance_id, wamid, direction, contact, contact_id, type, body,
-           status, created_at, received_at, awaiting_turn)
-         SELECT $1, m.wamid, 'inbound', m.contact, m.contact_id, m.type, m.body, 'received',
-           m.sent_at, m.received_at, $2 AND m.type <> 'system'
-         FROM unnest($3::text[], $4::text[], $5::uuid[], $6::text[], $7::jsonb[],
-                     $8::timestamptz[], $9::timestamptz[])
-           WITH ORDINALITY AS m(wamid, contact, contact_id, type, body, sent_at, received_at, n)
-         ORDER BY m.n
-         ON CONFLICT (wamid) DO NOTHING
-         RETURNING contact_id, received_at, awaiting_turn
-       )
-       SELECT i.contact_id, count(*)::int AS stored,
-         min(i.received_at) FILTER (WHERE i.awaiting_turn) AS first,
-         max(i.received_at) FILTER (WHERE i.awaiting_turn) AS last,
-         EXISTS (SELECT 1 FROM messages w
-                 WHERE w.awaiting_turn AND w.contact_id = i.contact_id) AS waited
-       FROM inserted i GROUP BY i.contact_id`,
-      [
-        instance.id,
-        this.buffer.enabled,
-        messages.map((m) => m.wamid),
-        messages.map((m) => m.address),
-        contactIds,
-        messages.map((m) => m.type),
-        messages.map((m) => m.body),
-        messages.map((m) => m.sentAt),
-        messages.map((m) => m.receivedAt),
-      ],
+    const inserted = await this.messages.insertInbound(
+      instance.id,
+      this.buffer.enabled,
+      messages.map((message, index) => ({ ...message, contactId: contactIds[index] })),
     );
     const started: BufferSpan[] = [];
     for (const { contact_id, first, last, waited } of inserted) {
@@ -356,25 +315,7 @@ export class InboundService {
     if (ignored > 0) this.logger.debug({ instanceId: instance.id, ignored }, 'statuses ignored');
     if (applicable.length === 0) return;
     try {
-      await prepared(
-        this.db,
-        'inbound_statuses',
-        `INSERT INTO messages (instance_id, wamid, direction, contact, type, body, status, errors)
-         SELECT $1, s.wamid, 'outbound', s.recipient, 'unknown', '{}'::jsonb, s.status, s.errors
-         FROM unnest($2::text[], $3::text[], $4::text[], $5::jsonb[]) AS s(wamid, recipient, status, errors)
-         ON CONFLICT (wamid) DO UPDATE SET
-           status = EXCLUDED.status,
-           errors = COALESCE(EXCLUDED.errors, messages.errors),
-           updated_at = now()
-         WHERE ${STATUS_RANK_SQL('messages.status')} < ${STATUS_RANK_SQL('EXCLUDED.status')}`,
-        [
-          instance.id,
-          applicable.map((s) => s.wamid),
-          applicable.map((s) => s.recipient),
-          applicable.map((s) => s.status),
-          applicable.map((s) => s.errors),
-        ],
-      );
+      await this.messages.applyStatuses(instance.id, applicable);
       result.statuses += applicable.length;
     } catch (error) {
       if (!isDataError(error)) throw error;
@@ -410,35 +351,15 @@ export class InboundService {
       result.invalid++;
       return;
     }
-    const params = [
-      account,
+    await this.templates.record({
+      channelAccountId: account,
       templateId,
-      fitText(value.message_template_name, 512),
-      fitText(value.message_template_language, 16),
+      templateName: fitText(value.message_template_name, 512),
+      templateLanguage: fitText(value.message_template_language, 16),
       event,
-      fitText(value.reason, 4096),
-      messageTime(time, receivedAt),
-    ];
-    // A re-sent event is the same event: stored once.
-    await this.db.query(
-      `INSERT INTO template_events
-         (channel_account_id, template_id, template_name, template_language, event, reason, event_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (template_id, event, event_at) DO NOTHING`,
-      params,
-    );
-    await this.db.query(
-      `INSERT INTO templates
-         (channel_account_id, template_id, template_name, template_language, status, reason, status_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (template_id) DO UPDATE SET
-         template_name = COALESCE(EXCLUDED.template_name, templates.template_name),
-         template_language = COALESCE(EXCLUDED.template_language, templates.template_language),
-         status = EXCLUDED.status, reason = EXCLUDED.reason, status_at = EXCLUDED.status_at,
-         updated_at = now()
-       WHERE templates.status_at <= EXCLUDED.status_at`,
-      params,
-    );
+      reason: fitText(value.reason, 4096),
+      at: messageTime(time, receivedAt),
+    });
     result.templateEvents++;
   }
 }

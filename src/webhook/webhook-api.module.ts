@@ -1,10 +1,12 @@
 import { Module } from '@nestjs/common';
-import { DeliveryStream } from './delivery-stream.js';
+import { InstancesModule } from '../instances/instances.module.js';
+import { DeliveryStream } from '../queue/delivery-stream.js';
 import { WebhookController } from './webhook.controller.js';
 import { WebhookService } from './webhook.service.js';
 
 @Module({
   controllers: [WebhookController],
+  imports: [InstancesModule],
   providers: [WebhookService, DeliveryStream],
 })
-export class WebhookModule {}
+export class WebhookApiModule {}

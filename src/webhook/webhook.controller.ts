@@ -4,7 +4,7 @@ import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiOkResponse, ApiProduces, ApiProperty, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteLimits } from '../common/route-limits.js';
-import { Public } from '../common/public.decorator.js';
+import { Public } from '../auth/auth.decorators.js';
 import { WebhookService } from './webhook.service.js';
 
 /** The platform sends up to 3 MB (1,000 updates) in one delivery. */

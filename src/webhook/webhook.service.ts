@@ -1,11 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { AppException } from '../common/app.exception.js';
 import { sameSecret } from '../common/secrets.js';
 import { AppConfig } from '../config/app-config.js';
+import { InstancesService } from '../instances/instances.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import { DeliveryStream } from './delivery-stream.js';
+import { DeliveryStream } from '../queue/delivery-stream.js';
 import { hasValidSignature } from './webhook-signature.js';
 
 @Injectable()
@@ -16,18 +15,14 @@ export class WebhookService {
     private readonly config: AppConfig,
     private readonly deliveries: DeliveryStream,
     private readonly metrics: MetricsService,
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly instances: InstancesService,
   ) {}
 
   /** The platform's subscription check: the challenge when the token is ours, else 403. */
   async challenge(mode: unknown, token: unknown, challenge: unknown): Promise<string> {
     if (mode === 'subscribe' && typeof token === 'string' && typeof challenge === 'string') {
       if (sameSecret(token, this.config.PLATFORM_VERIFY_TOKEN)) return challenge;
-      const rows = await this.db.query<unknown[]>(
-        'SELECT 1 FROM instances WHERE webhook_verify_token = $1',
-        [token],
-      );
-      if (rows.length > 0) return challenge;
+      if (await this.instances.isVerifyToken(token)) return challenge;
     }
     throw new AppException('invalid_verify_token', 'The verify token does not match');
   }

@@ -28,9 +28,26 @@ export interface AgentAnswer {
   hang?: boolean;
 }
 
-/** A real HTTP server standing in for the AI agent: records calls, answers as scripted. */
+export interface FakeAgentOptions {
+  /** Listens on this port (a random one by default). */
+  port?: number;
+  /** Keeps every call in `calls` (the default); a long run turns it off and reads `given`. */
+  record?: boolean;
+  /** How long an idle keep-alive connection stays open, in ms (Node's default otherwise). */
+  keepAliveTimeout?: number;
+}
+
+/**
+ * A real HTTP server standing in for the AI agent: records calls, answers as
+ * scripted (an echo of the text by default). The tests, the bench and the
+ * demo all use it.
+ */
 export class FakeAgent {
   readonly calls: AgentCall[] = [];
+  /** How many times each message id was given to the agent (kept even when calls are not). */
+  readonly given = new Map<string, number>();
+  /** The calls received (counted even when they are not kept). */
+  callCount = 0;
   private answers: AgentAnswer[] = [];
   private fallback: (call: AgentCall) => AgentAnswer = (call) => ({
     body: { reply: `echo: ${call.body.text}` },
@@ -39,14 +56,15 @@ export class FakeAgent {
   private server?: Server;
   port: number;
 
+  private constructor(private readonly options: FakeAgentOptions) {}
+
   get url(): string {
     return `http://127.0.0.1:${this.port}/agent`;
   }
 
-  /** Listens on `port` (a random one by default). */
-  static async start(port = 0): Promise<FakeAgent> {
-    const agent = new FakeAgent();
-    agent.port = port;
+  static async start(options: FakeAgentOptions = {}): Promise<FakeAgent> {
+    const agent = new FakeAgent(options);
+    agent.port = options.port ?? 0;
     await agent.up();
     return agent;
   }
@@ -62,13 +80,15 @@ export class FakeAgent {
           body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as AgentCall['body'],
           at: Date.now(),
         };
-        this.calls.push(call);
+        this.callCount++;
+        for (const { id } of call.body.messages) this.given.set(id, (this.given.get(id) ?? 0) + 1);
+        if (this.options.record !== false) this.calls.push(call);
         const answer = this.answers.shift() ?? this.fallback(call);
         if (answer.hang) {
           this.hanging.add(res);
           return;
         }
-        setTimeout(() => {
+        const send = () => {
           if (answer.status === 204) {
             res.writeHead(204).end();
             return;
@@ -78,9 +98,14 @@ export class FakeAgent {
             ...answer.headers,
           });
           res.end(JSON.stringify(answer.body ?? {}));
-        }, answer.delayMs ?? 0);
+        };
+        if (answer.delayMs) setTimeout(send, answer.delayMs);
+        else send();
       });
     });
+    if (this.options.keepAliveTimeout !== undefined) {
+      server.keepAliveTimeout = this.options.keepAliveTimeout;
+    }
     server.listen(this.port, '127.0.0.1');
     await once(server, 'listening');
     this.port = (server.address() as AddressInfo).port;
@@ -115,6 +140,8 @@ export class FakeAgent {
 
   reset(): void {
     this.calls.length = 0;
+    this.given.clear();
+    this.callCount = 0;
     this.answers = [];
     this.fallback = (call) => ({ body: { reply: `echo: ${call.body.text}` } });
   }

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createConnection } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort } from './test-app.js';
+import { freePort } from './ports.js';
 
 async function answersPing(port: number): Promise<boolean> {
   return new Promise((resolve) => {

@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort, testEnvironment } from './test-app.js';
+import { freePort } from './ports.js';
+import { testEnvironment } from './test-app.js';
+import { waitUntil } from './wait.js';
 
 /** The built service (`npm test` builds first). */
 const MAIN = 'dist/main.js';
@@ -37,17 +38,20 @@ export async function startServiceProcess(
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = once(child, 'exit').then(([code]) => code as number | null);
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    const up = await fetch(`${url}/health/live`).then(
-      (answer) => answer.ok,
-      () => false,
-    );
-    if (up) break;
-    if (child.exitCode !== null || i > 300) {
-      child.kill('SIGKILL');
-      throw new Error(`service did not start:\n${output}`);
-    }
-    await sleep(50);
+  // Until it answers, or exits.
+  const live = await waitUntil(
+    async () =>
+      child.exitCode !== null ||
+      (await fetch(`${url}/health/live`).then(
+        (answer) => answer.ok,
+        () => false,
+      )),
+    15_000,
+    50,
+  );
+  if (!live || child.exitCode !== null) {
+    child.kill('SIGKILL');
+    throw new Error(`service did not start:\n${output}`);
   }
   return {
     url,

@@ -1,58 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
-import { createServer, type AddressInfo } from 'node:net';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Client } from 'pg';
 import { createApp } from '../../src/app.setup.js';
 import type { AppConfig } from '../../src/config/app-config.js';
 import { loadConfig, type Environment } from '../../src/config/load-config.js';
-import { PlatformClient } from '../../src/platform/platform-client.service.js';
+import { TestDatabase } from './database.js';
 import { FakePlatform, VALID_TOKEN } from './fake-platform.js';
 import { registerRedisPrefix } from './redis-prefixes.js';
 
+export { TestDatabase } from './database.js';
+export { freePort } from './ports.js';
+export { readUntil, waitFor, waitUntil } from './wait.js';
+
 export const ADMIN_PASSWORD = 'test-admin-password';
 export const ENCRYPTION_KEY = randomBytes(32).toString('hex');
-const ADMIN_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
-
-/** A database of its own for one test file, dropped at the end. */
-export class TestDatabase {
-  private constructor(
-    readonly name: string,
-    readonly url: string,
-  ) {}
-
-  static async create(): Promise<TestDatabase> {
-    const name = `mc_test_${randomBytes(6).toString('hex')}`;
-    await withAdminClient((client) => client.query(`CREATE DATABASE ${name}`));
-    return new TestDatabase(name, ADMIN_DATABASE_URL.replace(/\/postgres$/, `/${name}`));
-  }
-
-  async query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
-    const client = new Client({ connectionString: this.url });
-    await client.connect();
-    try {
-      return (await client.query(sql, params)).rows as T[];
-    } finally {
-      await client.end();
-    }
-  }
-
-  async drop(): Promise<void> {
-    await withAdminClient((client) =>
-      client.query(`DROP DATABASE IF EXISTS ${this.name} WITH (FORCE)`),
-    );
-  }
-}
-
-async function withAdminClient<T>(work: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: ADMIN_DATABASE_URL });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
 
 export interface TestApp {
   app: NestFastifyApplication;
@@ -77,6 +37,8 @@ export function testEnvironment(overrides: Environment = {}): Environment {
     // Tests fire requests faster than a client should; the limit has its own test.
     API_KEY_RATE_LIMIT: '10000',
     API_KEY_RATE_BURST: '10000',
+    // Short retry waits keep the suite fast; the retry rules are the production ones.
+    PLATFORM_RETRY_DELAY_MS: '10',
     ...overrides,
   };
   registerRedisPrefix(environment.REDIS_PREFIX);
@@ -87,9 +49,6 @@ export function testEnvironment(overrides: Environment = {}): Environment {
 export async function startTestApp(overrides: Environment = {}): Promise<TestApp> {
   const { config } = loadConfig(testEnvironment({ PORT: '0', HOST: '127.0.0.1', ...overrides }));
   const app = await createApp(config);
-  // Short retry delays keep the suite fast; the retry rules are the production ones.
-  const platform = app.get(PlatformClient, { strict: false });
-  platform.retryPolicy = { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 50 };
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.getHttpServer().address() as { port: number };
   return {
@@ -148,17 +107,6 @@ export async function adminToken(baseUrl: string): Promise<string> {
   return answer.body.token;
 }
 
-/** A local port with nothing listening on it (for a process to take, or to fail against). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
 /** What one end-to-end file works with: its own database, a fake platform, the service. */
 export interface TestContext {
   db: TestDatabase;
@@ -190,20 +138,24 @@ export function useTestService(overrides: Environment = {}): TestContext {
   return context;
 }
 
-/** Creates an instance through the admin API (the fake platform accepts VALID_TOKEN); returns its id. */
+/**
+ * Creates an instance through the admin API; returns its id. The access token
+ * is VALID_TOKEN (what the fake platform accepts) unless `account` names another.
+ */
 export async function createInstance(
   baseUrl: string,
   token: string,
   phoneNumberId: string,
   name = 'Store',
+  account: { accessToken?: string; channelAccountId?: string } = {},
 ): Promise<string> {
   const answer = await http<{ id: string }>(baseUrl, 'POST', '/admin/instances', {
     token,
     body: {
       name,
       phone_number_id: phoneNumberId,
-      channel_account_id: '102290129340398',
-      access_token: VALID_TOKEN,
+      channel_account_id: account.channelAccountId ?? '102290129340398',
+      access_token: account.accessToken ?? VALID_TOKEN,
       token_type: 'system_user',
     },
   });
@@ -212,14 +164,18 @@ export async function createInstance(
   return answer.body.id;
 }
 
-/** Polls until `condition` holds; throws after `ms`. */
-export async function waitFor(
-  condition: () => boolean | Promise<boolean>,
-  ms = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+/** Issues an API key bound to one instance through the admin API; returns the key. */
+export async function createApiKey(
+  baseUrl: string,
+  token: string,
+  instanceId: string,
+  name: string,
+): Promise<string> {
+  const answer = await http<{ key: string }>(baseUrl, 'POST', '/admin/api-keys', {
+    token,
+    body: { name, instance_id: instanceId },
+  });
+  if (answer.status !== 201)
+    throw new Error(`API key not created: ${answer.status} ${answer.text}`);
+  return answer.body.key;
 }

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, IsUUID, Length } from 'class-validator';
-import type { ApiKey } from '../../auth/entities/api-key.entity.js';
+import type { ApiKey } from '../../auth/api-key.types.js';
 
 export class CreateApiKeyDto {
   @ApiProperty({ example: 'crm-integration' })

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
 import { PLATFORM_ID_MESSAGE, PLATFORM_ID_PATTERN } from '../../common/platform-id.js';
-import { TOKEN_TYPES, type TokenType } from '../entities/instance.entity.js';
+import { TOKEN_TYPES, type TokenType } from '../instance.types.js';
 
 export class CreateInstanceDto {
   @ApiProperty({ example: 'Store front', maxLength: 200 })

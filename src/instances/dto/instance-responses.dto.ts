@@ -4,7 +4,7 @@ import {
   type Instance,
   type InstanceStatus,
   type TokenType,
-} from '../entities/instance.entity.js';
+} from '../instance.types.js';
 
 const STATUSES: InstanceStatus[] = ['connected', 'disconnected'];
 

@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsEmpty, IsIn, IsOptional, IsString, Length, Matches, ValidateIf } from 'class-validator';
 import { PLATFORM_ID_MESSAGE, PLATFORM_ID_PATTERN } from '../../common/platform-id.js';
-import { TOKEN_TYPES, type TokenType } from '../entities/instance.entity.js';
+import { TOKEN_TYPES, type TokenType } from '../instance.types.js';
 
 /** The fields PATCH may change; a new access_token is checked with the platform. */
 export class UpdateInstanceDto {

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import type { StoredMessage } from '../messages.service.js';
+import type { StoredMessage } from '../message.types.js';
 
 export class MessageDto {
   @ApiProperty() wamid: string;

@@ -1,0 +1,382 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { prepared, rows } from '../database/sql.js';
+import type { InboundMessage } from '../platform/webhook-payload.js';
+import type { IdentityChange, IdentityRow } from './contact-identity.js';
+import {
+  STATUS_RANK,
+  type AwaitingSpan,
+  type ContactKeys,
+  type StatusRow,
+  type StoredMessage,
+} from './message.types.js';
+
+/** An accepted send to record. */
+export interface OutboundRow {
+  instanceId: string;
+  /** A number or a user id. */
+  address: string;
+  byNumber: boolean;
+  /** The contact, when the sender knows it (the agent's replies). */
+  contactId?: string;
+  type: string;
+  body: Record<string, unknown>;
+  wamid: string;
+}
+
+/** A new inbound message, ready to insert. */
+export interface InboundRow {
+  wamid: string;
+  /** The sender's address as the message named it. */
+  address: string;
+  contactId: string;
+  type: string;
+  /** The platform's object, as JSON. */
+  body: string;
+  sentAt: Date;
+  receivedAt: Date;
+}
+
+const STATUS_RANK_SQL = (column: string): string =>
+  `(CASE ${column} ${Object.entries(STATUS_RANK)
+    .map(([status, rank]) => `WHEN '${status}' THEN ${rank}`)
+    .join(' ')} ELSE 0 END)`;
+
+/** Per contact, what an insert of inbound messages stored. */
+export interface InsertedInbound {
+  contact_id: string;
+  stored: number;
+  /** The stored messages that wait for a turn: the first and last arrival (null when none). */
+  first: Date | null;
+  last: Date | null;
+  /** Whether messages of this contact were waiting before these. */
+  waited: boolean;
+}
+
+/**
+ * The only home of SQL on `messages` and `contacts`: the two change together
+ * (a message names its contact; an inbound message moves its contact's
+ * window), through the identity functions of migration ContactIdentities.
+ */
+@Injectable()
+export class MessageStore {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  async ping(): Promise<void> {
+    await this.db.query('SELECT 1');
+  }
+
+  /**
+   * When the contact a send names last wrote: by number, or by user id (or
+   * parent id, which several contacts may share: the latest of them).
+   */
+  async lastInbound(instanceId: string, address: string, byNumber: boolean): Promise<Date | null> {
+    const [contact] = await rows<{ last: Date | null }>(
+      this.db,
+      byNumber
+        ? 'SELECT last_inbound_at AS last FROM contacts WHERE instance_id = $1 AND wa_id = $2'
+        : `SELECT max(last_inbound_at) AS last FROM contacts
+           WHERE instance_id = $1 AND (user_id = $2 OR parent_user_id = $2)`,
+      [instanceId, address],
+    );
+    return contact?.last ?? null;
+  }
+
+  /**
+   * The contact of each identity (see mc_resolve_contact: found by either key,
+   * linked, merged or created), with its profile and last inbound time
+   * brought forward. Numbers already known, without a user id (most
+   * messages), are found and brought forward in one set-based statement;
+   * the others go through mc_resolve_contact, in one more.
+   */
+  async resolveContacts(
+    instanceId: string,
+    identities: IdentityRow[],
+  ): Promise<Map<string, string>> {
+    const resolved = new Map<string, string>();
+    const byNumber = identities.filter((i) => i.waId !== null && i.userId === null);
+    if (byNumber.length > 0) {
+      const known = await prepared<{ n: string; id: string }>(
+        this.db,
+        'contacts_known_numbers',
+        `WITH i AS (
+           SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[])
+             WITH ORDINALITY AS i(wa_id, parent_user_id, username, name, at, n)
+         ), known AS (
+           SELECT i.*, c.id FROM i JOIN contacts c ON c.instance_id = $1 AND c.wa_id = i.wa_id
+         ), touched AS (
+           UPDATE contacts c SET
+             parent_user_id = COALESCE(k.parent_user_id, c.parent_user_id),
+             username = COALESCE(k.username, c.username),
+             name = COALESCE(k.name, c.name),
+             last_inbound_at = GREATEST(c.last_inbound_at, k.at),
+             updated_at = now()
+           FROM known k
+           WHERE c.id = k.id
+             AND (k.parent_user_id IS NOT NULL AND c.parent_user_id IS DISTINCT FROM k.parent_user_id
+               OR k.username IS NOT NULL AND c.username IS DISTINCT FROM k.username
+               OR k.name IS NOT NULL AND c.name IS DISTINCT FROM k.name
+               OR k.at > COALESCE(c.last_inbound_at, '-infinity'))
+         )
+         SELECT n, id FROM known`,
+        [
+          instanceId,
+          byNumber.map((i) => i.waId),
+          byNumber.map((i) => i.parentUserId),
+          byNumber.map((i) => i.username),
+          byNumber.map((i) => i.name),
+          byNumber.map((i) => i.lastInboundAt),
+        ],
+      );
+      for (const row of known) resolved.set(byNumber[Number(row.n) - 1].key, row.id);
+    }
+    const others = identities.filter((i) => !resolved.has(i.key));
+    if (others.length === 0) return resolved;
+    const found = await prepared<{ n: string; id: string }>(
+      this.db,
+      'contacts_resolve',
+      `SELECT i.n, mc_resolve_contact($1, i.wa_id, i.user_id, i.parent_user_id, i.username, i.name, i.at) AS id
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
+         WITH ORDINALITY AS i(wa_id, user_id, parent_user_id, username, name, at, n)
+       ORDER BY i.n`,
+      [
+        instanceId,
+        others.map((i) => i.waId),
+        others.map((i) => i.userId),
+        others.map((i) => i.parentUserId),
+        others.map((i) => i.username),
+        others.map((i) => i.name),
+        others.map((i) => i.lastInboundAt),
+      ],
+    );
+    for (const row of found) resolved.set(others[Number(row.n) - 1].key, row.id);
+    return resolved;
+  }
+
+  /** Applies a number or user-id change to the contact known by the old keys; null when unknown. */
+  async rekeyContact(instanceId: string, change: IdentityChange): Promise<string | null> {
+    const [row] = await rows<{ id: string | null }>(
+      this.db,
+      'SELECT mc_rekey_contact($1, $2, $3, $4, $5, $6) AS id',
+      [
+        instanceId,
+        change.old.waId,
+        change.old.userId,
+        change.new.waId,
+        change.new.userId,
+        change.new.parentUserId,
+      ],
+    );
+    return row?.id ?? null;
+  }
+
+  /** A contact's keys and profile; null when it is gone. */
+  async contactKeys(contactId: string): Promise<ContactKeys | null> {
+    const [contact] = await rows<ContactKeys>(
+      this.db,
+      'SELECT wa_id, user_id, parent_user_id, username, name FROM contacts WHERE id = $1',
+      [contactId],
+    );
+    return contact ?? null;
+  }
+
+  /**
+   * One INSERT for a set of accepted sends. A number sent to becomes a
+   * contact if it was not one; a user id is looked up (it may be a parent
+   * id, shared by several). A status may have arrived first (webhooks race
+   * the send's answer): then the placeholder row is completed, its status kept.
+   */
+  async insertOutbound(records: OutboundRow[]): Promise<void> {
+    await this.db.query(
+      `INSERT INTO messages (instance_id, wamid, direction, contact, contact_id, type, body, status)
+       SELECT r.instance_id, r.wamid, 'outbound', r.contact,
+         CASE WHEN r.contact_id IS NOT NULL THEN r.contact_id
+           WHEN r.by_number
+           THEN mc_resolve_contact(r.instance_id, r.contact, NULL, NULL, NULL, NULL, NULL)
+           ELSE (SELECT c.id FROM contacts c
+                 WHERE c.instance_id = r.instance_id
+                   AND (c.user_id = r.contact OR c.parent_user_id = r.contact)
+                 ORDER BY c.user_id = r.contact DESC LIMIT 1)
+         END,
+         r.type, r.body, 'sent'
+       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::boolean[], $5::text[], $6::jsonb[],
+                   $7::uuid[])
+         AS r(instance_id, wamid, contact, by_number, type, body, contact_id)
+       ON CONFLICT (wamid) DO UPDATE SET
+         instance_id = EXCLUDED.instance_id, direction = EXCLUDED.direction,
+         contact = EXCLUDED.contact, contact_id = EXCLUDED.contact_id, type = EXCLUDED.type,
+         body = EXCLUDED.body, updated_at = now()`,
+      [
+        records.map((r) => r.instanceId),
+        records.map((r) => r.wamid),
+        records.map((r) => r.address),
+        records.map((r) => r.byNumber),
+        records.map((r) => r.type),
+        records.map((r) => JSON.stringify(r.body)),
+        records.map((r) => r.contactId ?? null),
+      ],
+    );
+  }
+
+  /** When each contact's messages waiting for a turn arrived; contacts with none are left out. */
+  async awaitingSpans(contactIds: string[]): Promise<Map<string, AwaitingSpan>> {
+    const found = await prepared<{ contact_id: string; first: Date; last: Date }>(
+      this.db,
+      'messages_awaiting_spans',
+      `SELECT contact_id, min(received_at) AS first, max(received_at) AS last FROM messages
+       WHERE awaiting_turn AND contact_id = ANY($1::uuid[]) GROUP BY contact_id`,
+      [contactIds],
+    );
+    return new Map(found.map((span) => [span.contact_id, { first: span.first, last: span.last }]));
+  }
+
+  /**
+   * Contacts whose waiting messages should have gone to the agent by `asOf`
+   * (the quiet delay after the last one, unless null, or the max wait after
+   * the first, passed more than `graceMs` before it) and that have no open
+   * turn to wait for.
+   */
+  overdueContacts(
+    delayMs: number | null,
+    maxWaitMs: number,
+    graceMs: number,
+    asOf: Date,
+    limit = 1000,
+  ): Promise<Array<{ instance_id: string; contact_id: string }>> {
+    return rows(
+      this.db,
+      `SELECT m.instance_id, m.contact_id FROM messages m
+       WHERE m.awaiting_turn
+         AND NOT EXISTS (
+           SELECT 1 FROM turns t WHERE t.contact_id = m.contact_id
+             AND t.status IN ('claimed', 'calling', 'answered', 'sending'))
+       GROUP BY m.instance_id, m.contact_id
+       HAVING max(m.received_at) < $4::timestamptz - ($1::float8 + $3::float8) * interval '1 millisecond'
+           OR min(m.received_at) < $4::timestamptz - ($2::float8 + $3::float8) * interval '1 millisecond'
+       LIMIT $5`,
+      [delayMs, maxWaitMs, graceMs, asOf, limit],
+    );
+  }
+
+  /** A page of the contacts with messages waiting, by contact id, with their spans. */
+  awaitingBuffers(
+    after: string | null,
+    limit: number,
+  ): Promise<Array<{ instance_id: string; contact_id: string; first: Date; last: Date }>> {
+    return rows(
+      this.db,
+      `SELECT instance_id, contact_id, min(received_at) AS first, max(received_at) AS last
+       FROM messages
+       WHERE awaiting_turn AND ($1::uuid IS NULL OR contact_id > $1::uuid)
+       GROUP BY contact_id, instance_id ORDER BY contact_id LIMIT $2`,
+      [after, limit],
+    );
+  }
+
+  /** Seconds since the oldest message still waiting for a turn arrived (0 when none waits). */
+  async oldestAwaitingAgeSeconds(): Promise<number> {
+    const [oldest] = await rows<{ age: number | null }>(
+      this.db,
+      `SELECT extract(epoch FROM now() - min(received_at))::float8 AS age
+       FROM messages WHERE awaiting_turn`,
+    );
+    return Math.max(0, oldest?.age ?? 0);
+  }
+
+  /** A turn's messages as the platform sent them: by timestamp, then arrival. */
+  async ofTurn(turnId: string): Promise<InboundMessage[]> {
+    const found = await rows<{ body: InboundMessage }>(
+      this.db,
+      `SELECT body FROM messages WHERE turn_id = $1 ORDER BY created_at, received_at, seq`,
+      [turnId],
+    );
+    return found.map((row) => row.body);
+  }
+
+  /** A stored message with its contact's keys; null when the instance has none by that wamid. */
+  async find(instanceId: string, wamid: string): Promise<StoredMessage | null> {
+    const [message] = await rows<StoredMessage>(
+      this.db,
+      `SELECT m.*, c.wa_id AS contact_wa_id, c.user_id AS contact_user_id
+       FROM messages m LEFT JOIN contacts c ON c.id = m.contact_id
+       WHERE m.instance_id = $1 AND m.wamid = $2`,
+      [instanceId, wamid],
+    );
+    return message ?? null;
+  }
+
+  /**
+   * Inserts the new inbound messages (a wamid already stored is skipped) and
+   * tells, per contact, how many it stored and whether they started its
+   * buffer: the statement's snapshot does not see the rows it inserts, so a
+   * waiting message it sees was there before. With `awaitTurn` false (no
+   * agent), messages are stored without waiting for a turn.
+   */
+  insertInbound(
+    instanceId: string,
+    awaitTurn: boolean,
+    messages: InboundRow[],
+  ): Promise<InsertedInbound[]> {
+    return prepared<InsertedInbound>(
+      this.db,
+      'inbound_messages',
+      `WITH inserted AS (
+         INSERT INTO messages (instance_id, wamid, direction, contact, contact_id, type, body,
+           status, created_at, received_at, awaiting_turn)
+         SELECT $1, m.wamid, 'inbound', m.contact, m.contact_id, m.type, m.body, 'received',
+           m.sent_at, m.received_at, $2 AND m.type <> 'system'
+         FROM unnest($3::text[], $4::text[], $5::uuid[], $6::text[], $7::jsonb[],
+                     $8::timestamptz[], $9::timestamptz[])
+           WITH ORDINALITY AS m(wamid, contact, contact_id, type, body, sent_at, received_at, n)
+         ORDER BY m.n
+         ON CONFLICT (wamid) DO NOTHING
+         RETURNING contact_id, received_at, awaiting_turn
+       )
+       SELECT i.contact_id, count(*)::int AS stored,
+         min(i.received_at) FILTER (WHERE i.awaiting_turn) AS first,
+         max(i.received_at) FILTER (WHERE i.awaiting_turn) AS last,
+         EXISTS (SELECT 1 FROM messages w
+                 WHERE w.awaiting_turn AND w.contact_id = i.contact_id) AS waited
+       FROM inserted i GROUP BY i.contact_id`,
+      [
+        instanceId,
+        awaitTurn,
+        messages.map((m) => m.wamid),
+        messages.map((m) => m.address),
+        messages.map((m) => m.contactId),
+        messages.map((m) => m.type),
+        messages.map((m) => m.body),
+        messages.map((m) => m.sentAt),
+        messages.map((m) => m.receivedAt),
+      ],
+    );
+  }
+
+  /**
+   * Applies delivery statuses to the stored messages, never backwards. A
+   * status for a wamid not stored yet (it can arrive before the send's
+   * answer) is kept on a placeholder row that the send then completes.
+   */
+  async applyStatuses(instanceId: string, statuses: StatusRow[]): Promise<void> {
+    await prepared(
+      this.db,
+      'inbound_statuses',
+      `INSERT INTO messages (instance_id, wamid, direction, contact, type, body, status, errors)
+       SELECT $1, s.wamid, 'outbound', s.recipient, 'unknown', '{}'::jsonb, s.status, s.errors
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::jsonb[]) AS s(wamid, recipient, status, errors)
+       ON CONFLICT (wamid) DO UPDATE SET
+         status = EXCLUDED.status,
+         errors = COALESCE(EXCLUDED.errors, messages.errors),
+         updated_at = now()
+       WHERE ${STATUS_RANK_SQL('messages.status')} < ${STATUS_RANK_SQL('EXCLUDED.status')}`,
+      [
+        instanceId,
+        statuses.map((s) => s.wamid),
+        statuses.map((s) => s.recipient),
+        statuses.map((s) => s.status),
+        statuses.map((s) => s.errors),
+      ],
+    );
+  }
+}
