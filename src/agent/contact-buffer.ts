@@ -177,7 +177,7 @@ export class ContactBuffer {
    */
   async claim(flush: BufferFlushJob, owner: string): Promise<FlushResult> {
     const { instanceId, contactId, dueAt } = flush;
-    const readUpTo = await this.backlog.readUpTo();
+    const { readUpTo, behind } = await this.backlog.position();
     // Known not due from the job alone (its due time only ever moves later): no statement.
     if (dueAt !== undefined && readUpTo !== null && dueAt > readUpTo + DUE_TOLERANCE_MS) {
       await this.rearm(instanceId, contactId, dueAt, readUpTo);
@@ -188,22 +188,17 @@ export class ContactBuffer {
       agentHorizonMs: this.config.AGENT_RETRY_MAX_S * 1000,
       // The flush job may run a little early (timer and clock precision): that counts as due.
       dueBy: new Date((readUpTo ?? Date.now()) + DUE_TOLERANCE_MS),
-      delayMs: readUpTo === null ? this.delayMs : null,
+      delayMs: behind ? null : this.delayMs,
       maxWaitMs: this.maxWaitMs,
     });
     if (claim.kind !== 'not_due') return claim;
-    await this.rearm(
-      instanceId,
-      contactId,
-      this.dueAt(claim.awaiting, readUpTo !== null),
-      readUpTo,
-    );
+    await this.rearm(instanceId, contactId, this.dueAt(claim.awaiting, behind), readUpTo);
     return { kind: 'not_due' };
   }
 
   /**
    * Arms a flush that ran too early again: for when the buffer is due, or,
-   * held by a backlog, for a second look once more of it has been read.
+   * while deliveries wait unread, for a second look once more has been read.
    */
   private async rearm(
     instanceId: string,
@@ -213,7 +208,7 @@ export class ContactBuffer {
   ): Promise<void> {
     const now = Date.now();
     const runAt =
-      readUpTo === null
+      readUpTo === null || dueAt <= readUpTo
         ? Math.max(dueAt, now + DUE_TOLERANCE_MS)
         : now +
           Math.min(
@@ -223,10 +218,10 @@ export class ContactBuffer {
     await this.queue.addBulk([this.flushJob({ instanceId, contactId, dueAt }, runAt, now)]);
   }
 
-  /** Whether the workers have read everything the webhook took (looked up afresh). */
+  /** Whether the workers keep up with the webhook (looked up afresh). */
   async caughtUp(): Promise<boolean> {
     this.backlog.forget();
-    return (await this.backlog.readUpTo()) === null;
+    return !(await this.backlog.position()).behind;
   }
 
   /**
@@ -234,7 +229,9 @@ export class ContactBuffer {
    * far they have read (then `behind`: only the max wait counts).
    */
   async dueAsOf(): Promise<{ at: number; behind: boolean }> {
-    const readUpTo = await this.backlog.readUpTo();
-    return readUpTo === null ? { at: Date.now(), behind: false } : { at: readUpTo, behind: true };
+    const { readUpTo, behind } = await this.backlog.position();
+    return behind && readUpTo !== null
+      ? { at: readUpTo, behind }
+      : { at: Date.now(), behind: false };
   }
 }

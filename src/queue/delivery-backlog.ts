@@ -27,18 +27,28 @@ function fieldsOf(reply: unknown): Map<string, string> {
   return fields;
 }
 
+/** How far the workers have read the webhook stream. */
+export interface ReadPosition {
+  /** Arrival time (ms since epoch) up to which every delivery has been read; null: all read. */
+  readUpTo: number | null;
+  /** Deliveries wait unread for more than KEEPING_UP_MS: a backlog. */
+  behind: boolean;
+}
+
+const ALL_READ: ReadPosition = { readUpTo: null, behind: false };
+
 /**
  * How far behind the webhook the workers are. While deliveries wait unread
- * in the stream (after an outage of the workers, or a burst bigger than they
- * take at once), a contact's burst may be only partly stored: its buffer is
+ * in the stream, a contact's burst may be only partly stored: its buffer is
  * held until everything that arrived before the buffer is due has been read,
- * so the agent gets the burst the user typed, not fragments of it, and a
- * backlog is drained in far fewer turns.
+ * so the agent gets the burst the user typed, not fragments of it. Behind a
+ * backlog (after an outage of the workers, or a burst bigger than they take
+ * at once) only the max wait counts, so a backlog is drained in far fewer turns.
  */
 @Injectable()
 export class DeliveryBacklog {
   private readonly key: string;
-  private cached?: { at: number; value: Promise<number | null> };
+  private cached?: { at: number; value: Promise<ReadPosition> };
 
   constructor(
     config: AppConfig,
@@ -47,12 +57,8 @@ export class DeliveryBacklog {
     this.key = webhookStreamKey(config);
   }
 
-  /**
-   * The arrival time (ms since epoch) up to which every delivery has been
-   * taken by a worker, while some wait unread for more than a second; null
-   * when the workers keep up (or the stream cannot be read: nothing is held then).
-   */
-  readUpTo(): Promise<number | null> {
+  /** Where the workers are (looked up at most every CACHE_MS; all read when the stream cannot be read). */
+  position(): Promise<ReadPosition> {
     const now = Date.now();
     if (!this.cached || now - this.cached.at > CACHE_MS) {
       this.cached = { at: now, value: this.read(now) };
@@ -65,7 +71,7 @@ export class DeliveryBacklog {
     this.cached = undefined;
   }
 
-  private async read(now: number): Promise<number | null> {
+  private async read(now: number): Promise<ReadPosition> {
     try {
       const replies = await this.redis
         .pipeline()
@@ -73,7 +79,7 @@ export class DeliveryBacklog {
         .xinfo('GROUPS', this.key)
         .exec();
       const [[streamError, stream], [groupsError, groups]] = replies ?? [];
-      if (streamError || groupsError) return null;
+      if (streamError || groupsError) return ALL_READ;
       const lastAdded = fieldsOf(stream).get('last-generated-id') ?? '0-0';
       const group = (Array.isArray(groups) ? groups : [])
         .map(fieldsOf)
@@ -81,10 +87,10 @@ export class DeliveryBacklog {
       // No group yet: no worker has read anything.
       const [readMs, readSeq] = entryId(group?.get('last-delivered-id') ?? '0-0');
       const [addedMs, addedSeq] = entryId(lastAdded);
-      if (readMs > addedMs || (readMs === addedMs && readSeq >= addedSeq)) return null;
-      return now - readMs > KEEPING_UP_MS ? readMs : null;
+      if (readMs > addedMs || (readMs === addedMs && readSeq >= addedSeq)) return ALL_READ;
+      return { readUpTo: readMs, behind: now - readMs > KEEPING_UP_MS };
     } catch {
-      return null;
+      return ALL_READ;
     }
   }
 }
