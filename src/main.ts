@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import { createApp, shutdownApp } from './app.setup.js';
 import { logDestination } from './config/logger.options.js';
 import { ConfigValidationError, loadConfigFromProcess } from './config/load-config.js';
+import { preflight } from './preflight.js';
 
 /** How long in-flight work may take to finish after SIGTERM before the process gives up. */
 const SHUTDOWN_GRACE_MS = 25_000;
@@ -29,6 +30,11 @@ async function bootstrap(): Promise<void> {
     throw error;
   }
   const { config, warnings } = loaded;
+  const unreachable = await preflight(config);
+  if (unreachable.length > 0) {
+    for (const line of unreachable) process.stderr.write(`${line}\n`);
+    exit(1);
+  }
   const app = await createApp(config);
   const logger = new Logger('Bootstrap');
   for (const warning of warnings) logger.warn(`INSECURE CONFIGURATION: ${warning}`);
@@ -54,7 +60,14 @@ async function bootstrap(): Promise<void> {
   process.once('SIGINT', () => shutdown('SIGINT'));
 
   await app.listen({ port: config.PORT, host: config.HOST });
-  logger.log(`${config.APP_ROLE} listening on ${config.HOST}:${config.PORT}`);
+  const base = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${config.PORT}`;
+  logger.log(`${config.APP_ROLE} process listening on ${config.HOST}:${config.PORT}`);
+  if (config.runsHttpApi) {
+    logger.log(
+      `API docs at ${base}/docs; the platform's webhook is POST ${base}/webhooks/messenger ` +
+        "(verify token: PLATFORM_VERIFY_TOKEN or an instance's webhook_verify_token)",
+    );
+  }
 }
 
 bootstrap().catch((error: unknown) => {

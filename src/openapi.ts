@@ -1,38 +1,165 @@
+import { STATUS_CODES } from 'node:http';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import {
+  DocumentBuilder,
+  getSchemaPath,
+  SwaggerModule,
+  type OpenAPIObject,
+  type OperationObject,
+} from '@nestjs/swagger';
+import { PUBLIC_SECURITY } from './auth/auth.decorators.js';
+import { errorBody } from './common/all-exceptions.filter.js';
+import { addErrorResponses, EXAMPLE_ID, type DocumentedError } from './common/api-errors.js';
+import { AppException } from './common/app.exception.js';
+import { ERROR_DETAIL_MODELS, ErrorBodyDto } from './common/error-body.dto.js';
+import { unavailable } from './common/unavailable.js';
 import { SERVICE_NAME, SERVICE_VERSION } from './config/service-info.js';
-import { ErrorBodyDto } from './common/error-body.dto.js';
+
+/** Each tag the controllers use, with what it groups. */
+const TAGS: Record<string, string> = {
+  'admin: auth': 'The admin login, whose JWT the other admin routes take',
+  'admin: instances': 'Connected business phone numbers, each with its encrypted access token',
+  'admin: api keys': 'The API keys clients use; each is shown once',
+  'admin: turns': "The agent's turns: a contact's messages given to the agent, and its answer",
+  'phone numbers': "An instance's phone numbers: list, register, request and verify a code",
+  send: 'Send every message type the platform offers (API key)',
+  messages: 'Messages sent and received, read back by wamid',
+  media: 'Upload media for sends; download media users sent',
+  webhook: "The platform's webhook: subscription check and signed deliveries",
+  health: 'Kubernetes probes',
+  operations: 'Prometheus metrics',
+};
+
+/** The errors every route of a security scheme may answer, beside its own. */
+const SCHEME_ERRORS: Record<string, DocumentedError[]> = {
+  'admin-jwt': [
+    { error: new AppException('unauthorized', 'Missing, invalid or expired admin token') },
+    { error: unavailable() },
+  ],
+  'api-key': [
+    {
+      error: AppException.validation([
+        { field: 'instance_id', message: 'is required (this API key is not bound to an instance)' },
+      ]),
+      summary: 'no instance_id, with a key bound to none',
+    },
+    { error: new AppException('unauthorized', 'Unknown or revoked API key') },
+    {
+      error: new AppException('unauthorized', 'Missing API key (Authorization: Bearer <key>)'),
+      summary: 'no API key',
+    },
+    {
+      error: new AppException('instance_forbidden', 'This API key is bound to another instance'),
+    },
+    {
+      error: new AppException('instance_not_found', `Instance ${EXAMPLE_ID} not found`),
+      summary: 'instance_id names no instance',
+    },
+    {
+      error: new AppException('instance_inactive', `Instance ${EXAMPLE_ID} is deactivated`),
+    },
+    {
+      error: new AppException(
+        'rate_limited',
+        'This API key is over its limit of 40 requests per second; retry in 1 s',
+      ),
+      summary: 'the API key is over API_KEY_RATE_LIMIT',
+    },
+    { error: unavailable() },
+  ],
+};
+
+const INVALID_JSON: DocumentedError = {
+  error: new AppException('invalid_json', 'The request body is not valid JSON'),
+};
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+
+const lowerFirst = (word: string): string => word.charAt(0).toLowerCase() + word.slice(1);
+const upperFirst = (word: string): string => word.charAt(0).toUpperCase() + word.slice(1);
+
+/**
+ * An operation's id when its route names none: the controller's and the
+ * method's names (`SendController.text` → `sendText`).
+ */
+export function operationIdFor(controllerKey: string, methodKey: string): string {
+  return `${lowerFirst(controllerKey.replace(/Controller$/, ''))}${upperFirst(methodKey)}`;
+}
+
+/**
+ * `security: []` for public routes; the errors of the route's security scheme
+ * and of a JSON body; a description for every response.
+ */
+function completeOperation(path: string, operation: OperationObject): void {
+  const schemes = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
+  if (schemes.includes(PUBLIC_SECURITY)) {
+    if (schemes.length > 1) throw new Error(`${path} is both public and authenticated`);
+    operation.security = [];
+  }
+  for (const [status, response] of Object.entries(operation.responses)) {
+    // Nest leaves a response without a description of its own empty.
+    if (response && 'description' in response && !response.description) {
+      response.description = STATUS_CODES[status] ?? 'The answer';
+    }
+  }
+  for (const scheme of schemes) addErrorResponses(operation.responses, SCHEME_ERRORS[scheme] ?? []);
+  const body = operation.requestBody;
+  if (body && 'content' in body && body.content['application/json']) {
+    addErrorResponses(operation.responses, [INVALID_JSON]);
+  }
+  operation.responses.default ??= {
+    description: 'Any other error, in the contract body',
+    content: {
+      'application/json': {
+        schema: { $ref: getSchemaPath(ErrorBodyDto) },
+        examples: {
+          internal_error: {
+            summary: 'internal_error',
+            value: errorBody(new AppException('internal_error', 'Internal server error')),
+          },
+        },
+      },
+    },
+  };
+}
 
 /**
  * The OpenAPI document, generated from the controllers' and DTOs'
  * decorators. Every operation also answers the contract's error body.
  */
 export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject {
-  const config = new DocumentBuilder()
+  const builder = new DocumentBuilder()
     .setTitle(SERVICE_NAME)
     .setVersion(SERVICE_VERSION)
     .setDescription(
       'Connector between a business messaging platform, client systems and an AI agent. ' +
         'Admin routes take the JWT from POST /admin/auth/login; client routes take an API key.',
     )
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }, 'admin-jwt')
+    .addServer('/', 'This service')
     .addBearerAuth(
-      { type: 'http', scheme: 'bearer', description: 'An API key from POST /admin/api-keys' },
-      'api-key',
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+        description: 'The token from POST /admin/auth/login',
+      },
+      'admin-jwt',
     )
-    .build();
-  const document = SwaggerModule.createDocument(app, config, { extraModels: [ErrorBodyDto] });
-  const methods = ['get', 'put', 'post', 'delete', 'patch'] as const;
-  for (const path of Object.values(document.paths)) {
-    for (const method of methods) {
-      const operation = path[method];
-      if (!operation) continue;
-      operation.responses.default ??= {
-        description: 'Error, in the contract body',
-        content: {
-          'application/json': { schema: { $ref: '#/components/schemas/ErrorBodyDto' } },
-        },
-      };
+    // Not addBearerAuth: it would call the key a JWT.
+    .addSecurity('api-key', {
+      type: 'http',
+      scheme: 'bearer',
+      description: 'An API key from POST /admin/api-keys (mck_…)',
+    });
+  for (const [name, description] of Object.entries(TAGS)) builder.addTag(name, description);
+  const document = SwaggerModule.createDocument(app, builder.build(), {
+    extraModels: [ErrorBodyDto, ...ERROR_DETAIL_MODELS],
+    operationIdFactory: operationIdFor,
+  });
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (operation) completeOperation(path, operation);
     }
   }
   return document;

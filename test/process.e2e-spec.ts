@@ -67,6 +67,62 @@ describe('the service process', () => {
     ]);
   });
 
+  it('names each unreachable dependency in one line, without stack traces or credentials', async () => {
+    const [pgPort, redisPort] = [await freePort(), await freePort()];
+    const service = run({
+      ...testEnvironment(),
+      DATABASE_URL: `postgres://connector:pg-secret-password@127.0.0.1:${pgPort}/connector`,
+      REDIS_URL: `redis://:redis-secret-password@127.0.0.1:${redisPort}`,
+    });
+    expect(await service.exited).toBe(1);
+    const lines = service.output().trim().split('\n');
+    expect(lines).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^PostgreSQL is not reachable at 127\\.0\\.0\\.1:${pgPort} \\(ECONNREFUSED\\): start it .*npm run services`,
+        ),
+      ),
+      expect.stringMatching(
+        new RegExp(
+          `^Redis is not reachable at 127\\.0\\.0\\.1:${redisPort} \\(ECONNREFUSED\\): start it`,
+        ),
+      ),
+    ]);
+    expect(service.output()).not.toMatch(/secret-password|\n\s+at /);
+  });
+
+  it('boots with a few lines at info: role, address, docs and webhook, insecure fallbacks', async () => {
+    const port = await freePort();
+    const service = run({
+      ...testEnvironment({ LOG_LEVEL: 'info', PORT: String(port), HOST: '127.0.0.1' }),
+      NODE_ENV: 'development',
+      DATABASE_URL: db.url,
+      PLATFORM_API_URL: platform.url,
+      JWT_SECRET: undefined,
+    });
+    try {
+      await waitFor(() => service.output().includes('API docs at'), 20_000);
+      const lines = service.output().trim().split('\n');
+      const messages = lines.map((line) => (JSON.parse(line) as { msg: string }).msg);
+      expect(messages.some((message) => message.includes('Mapped {'))).toBe(false);
+      expect(lines.length).toBeLessThanOrEqual(10);
+      expect(messages).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/^INSECURE CONFIGURATION: JWT_SECRET/),
+          `all process listening on 127.0.0.1:${port}`,
+          expect.stringMatching(
+            new RegExp(
+              `^API docs at http://127\\.0\\.0\\.1:${port}/docs; .*POST http://127\\.0\\.0\\.1:${port}/webhooks/messenger`,
+            ),
+          ),
+        ]),
+      );
+    } finally {
+      service.child.kill('SIGTERM');
+      await service.exited;
+    }
+  });
+
   it('finishes in-flight requests on SIGTERM, refuses new ones, exits 0, and logs no secret', async () => {
     const port = await freePort();
     const env = testEnvironment({

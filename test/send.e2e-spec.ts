@@ -309,6 +309,29 @@ describe('sending messages', () => {
     ['interactive', { type: 'buttons', body: 'x' }, ['buttons']],
     [
       'interactive',
+      { type: 'buttons', body: 'x', buttons: [{ type: 'reply' }] },
+      ['buttons.0.reply'],
+    ],
+    [
+      'interactive',
+      {
+        type: 'buttons',
+        body: 'x',
+        header: [],
+        buttons: [{ type: 'reply', reply: { id: 'a', title: 'A' } }],
+      },
+      ['header'],
+    ],
+    [
+      'template',
+      {
+        template_name: 'hello',
+        components: [{ type: 'header', parameters: [{ type: 'image', image: [] }] }],
+      },
+      ['components.0.parameters.0.image'],
+    ],
+    [
+      'interactive',
       {
         type: 'buttons',
         body: 'x',

@@ -1,7 +1,9 @@
 import { Body, Controller, HttpCode, Post, Req } from '@nestjs/common';
-import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { Public } from '../auth/auth.decorators.js';
+import { ApiErrors, invalidRequest } from '../common/api-errors.js';
+import { AppException } from '../common/app.exception.js';
 import { AdminAuthService } from './admin-auth.service.js';
 import { LoginDto, LoginResponseDto } from './dto/login.dto.js';
 
@@ -13,7 +15,23 @@ export class AdminAuthController {
   @Public()
   @Post('login')
   @HttpCode(200)
+  @ApiOperation({
+    operationId: 'login',
+    summary: 'Log in as admin',
+    description:
+      'Answers the JWT the admin routes take. 10 failed attempts per address, or 50 per ' +
+      'username, within 15 minutes → 429 until the window passes.',
+  })
   @ApiOkResponse({ type: LoginResponseDto })
+  @ApiErrors(
+    invalidRequest(LoginDto, { username: 'admin' }, 'no password'),
+    new AppException('invalid_credentials', 'Wrong username or password'),
+    {
+      error: new AppException('rate_limited', 'Too many failed logins; try again in 840 s'),
+      summary: 'too many failed logins',
+    },
+    new AppException('unavailable', 'Login is unavailable right now; try again shortly'),
+  )
   login(@Body() dto: LoginDto, @Req() request: FastifyRequest): Promise<LoginResponseDto> {
     return this.auth.login(dto, request.ip);
   }

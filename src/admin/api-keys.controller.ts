@@ -1,6 +1,8 @@
 import { Body, Controller, Delete, Get, Param, Post } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeysService } from '../auth/api-keys.service.js';
+import { ApiErrors, EXAMPLE_ID, invalidRequest, thrownBy } from '../common/api-errors.js';
+import { AppException } from '../common/app.exception.js';
 import { ParseUuidPipe } from '../common/parse-uuid.pipe.js';
 import { AdminAuth } from '../auth/auth.decorators.js';
 import { SuccessMessageDto } from '../instances/dto/instance-responses.dto.js';
@@ -17,7 +19,22 @@ export class ApiKeysController {
   ) {}
 
   @Post()
+  @ApiOperation({
+    operationId: 'createApiKey',
+    summary: 'Issue an API key',
+    description:
+      'The key is in this answer only (it is stored as a hash). With instance_id it works ' +
+      'for that instance only, and requests may leave instance_id out.',
+  })
   @ApiCreatedResponse({ type: CreatedApiKeyDto })
+  @ApiErrors(
+    invalidRequest(
+      CreateApiKeyDto,
+      { name: 'crm', instance_id: '42' },
+      'instance_id is not a UUID',
+    ),
+    new AppException('instance_not_found', `Instance ${EXAMPLE_ID} not found`),
+  )
   async create(@Body() dto: CreateApiKeyDto): Promise<CreatedApiKeyDto> {
     if (dto.instance_id) await this.instances.get(dto.instance_id);
     const { record, key } = await this.apiKeys.create(dto.name, dto.instance_id ?? null);
@@ -32,13 +49,26 @@ export class ApiKeysController {
   }
 
   @Get()
+  @ApiOperation({ operationId: 'listApiKeys', summary: 'List the API keys (never the keys)' })
   @ApiOkResponse({ type: [ApiKeyDto] })
   async list(): Promise<ApiKeyDto[]> {
     return (await this.apiKeys.list()).map((key) => ApiKeyDto.from(key));
   }
 
   @Delete(':id')
+  @ApiOperation({
+    operationId: 'deleteApiKey',
+    summary: 'Revoke an API key',
+    description: 'It stops working at once, in every process.',
+  })
   @ApiOkResponse({ type: SuccessMessageDto })
+  @ApiErrors(
+    thrownBy(
+      () => new ParseUuidPipe().transform('42', { type: 'param', data: 'id' }),
+      'id is not a UUID',
+    ),
+    new AppException('api_key_not_found', `API key ${EXAMPLE_ID} not found`),
+  )
   async remove(@Param('id', ParseUuidPipe) id: string): Promise<SuccessMessageDto> {
     await this.apiKeys.remove(id);
     return { success: true, message: `API key ${id} revoked` };

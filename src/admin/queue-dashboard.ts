@@ -7,6 +7,7 @@ import { Queue } from 'bullmq';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody } from '../common/all-exceptions.filter.js';
 import { AppException } from '../common/app.exception.js';
+import { REQUEST_ID_HEADER } from '../common/request-id.js';
 import { QUEUE_NAMES } from '../queue/queues.js';
 import type { AppConfig } from '../config/app-config.js';
 import { JWT_ALGORITHM, isCurrentAdmin, type AdminJwtPayload } from '../auth/jwt.strategy.js';
@@ -25,6 +26,23 @@ function refuse(reply: FastifyReply, error: AppException): FastifyReply {
     .status(shown.status)
     .headers(shown.headers ?? {})
     .send(errorBody(shown));
+}
+
+/**
+ * What Bull Board's page would load from another host: a stylesheet link
+ * (its fonts, from Google Fonts) or a script. Links the reader may follow
+ * (the project's page, its releases) are anchors in the scripts, not loads.
+ */
+const EXTERNAL_RESOURCE =
+  /<(?:link|script)\b[^>]*\b(?:href|src)=["']?(?:https?:)?\/\/[^>]*>(?:\s*<\/script>)?\s*/gi;
+
+/**
+ * The dashboard's page without anything it would fetch from another host, so
+ * it works offline (and tells no third party it was opened); its text falls
+ * back from IBM Plex to the browser's sans-serif and monospace fonts.
+ */
+export function withoutExternalResources(html: string): string {
+  return html.replace(EXTERNAL_RESOURCE, '');
 }
 
 /** Methods that change nothing: a cross-site page may load them (it cannot read them). */
@@ -109,7 +127,17 @@ export async function serveQueueDashboard(
 
   const fastify = app.getHttpAdapter().getInstance();
   await fastify.register(async (scope) => {
+    // Set here, first: the app's own hook is added after this scope, and a refusal ends the request.
+    scope.addHook('onRequest', async (request, reply) => {
+      void reply.header(REQUEST_ID_HEADER, request.id);
+    });
     scope.addHook('onRequest', authenticate);
+    scope.addHook('onSend', async (_request, reply, payload) => {
+      const type = reply.getHeader('content-type');
+      return typeof payload === 'string' && typeof type === 'string' && type.startsWith('text/html')
+        ? withoutExternalResources(payload)
+        : payload;
+    });
     await scope.register(serverAdapter.registerPlugin(), { prefix: QUEUE_DASHBOARD_PATH });
   });
   fastify.addHook('onClose', async () => {

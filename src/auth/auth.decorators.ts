@@ -1,13 +1,21 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
-import { ApiBearerAuth } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiSecurity } from '@nestjs/swagger';
 
 export const AUTH_KIND_KEY = 'auth-kind';
 
 /** Who may call a route. A route that declares none is refused (deny by default). */
 export type AuthKind = 'public' | 'admin' | 'api_key';
 
-/** Open route: no credentials needed. */
-export const Public = (): ClassDecorator & MethodDecorator => SetMetadata(AUTH_KIND_KEY, 'public');
+/**
+ * The security requirement that marks a public route in the generated
+ * document; the document builder (openapi.ts) turns it into `security: []`,
+ * which the decorators cannot state themselves.
+ */
+export const PUBLIC_SECURITY = 'public';
+
+/** Open route: no credentials needed (documented as such). */
+export const Public = (): ClassDecorator & MethodDecorator =>
+  applyDecorators(SetMetadata(AUTH_KIND_KEY, 'public'), ApiSecurity(PUBLIC_SECURITY));
 
 /** Admin route: the admin JWT from POST /admin/auth/login (documented as such). */
 export const AdminAuth = (): ClassDecorator & MethodDecorator =>

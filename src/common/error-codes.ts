@@ -29,3 +29,35 @@ export const ERROR_STATUS = {
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** When each code is answered: the API description's words for it (contract §3). */
+export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
+  validation_failed: 'a body, query or path value breaks a rule; `details` names every field',
+  invalid_json: 'the body is not JSON',
+  unauthorized: 'credentials missing, malformed, unknown, revoked or expired',
+  invalid_credentials: 'login with a wrong username or password',
+  invalid_signature: 'a webhook delivery with a missing or wrong x-hub-signature-256',
+  forbidden: 'the queue dashboard refused a change from another page',
+  instance_forbidden: 'an API key bound to one instance used for another',
+  invalid_verify_token: 'the webhook subscription check with a wrong verify token',
+  not_found: 'no such route or resource',
+  instance_not_found: 'no instance with that id',
+  api_key_not_found: 'no API key with that id',
+  message_not_found: 'no message with that wamid for the instance',
+  turn_not_found: 'no turn with that id',
+  method_not_allowed: 'the route does not take that method',
+  instance_inactive: 'the instance is deactivated',
+  instance_exists: 'an instance for that phone_number_id exists already',
+  turn_not_retryable: 'only a failed turn, not being worked on, can be retried',
+  payload_too_large: 'the body or upload is over its limit (the message says the limit)',
+  unsupported_media_type: 'an upload of a type the platform does not take',
+  service_window_closed:
+    'a non-template send to a contact with no inbound message in the last 24 hours',
+  platform_rejected:
+    'the platform refused the request; `details` carries its code, message and fbtrace_id',
+  rate_limited: 'too many requests (API key, failed logins, verification codes); see Retry-After',
+  platform_rate_limited: 'the platform throttles the number; see Retry-After',
+  internal_error: 'anything else; the log holds the detail under the request id',
+  platform_unavailable: 'the platform failed (5xx, timeout, connection) after retries',
+  unavailable: 'PostgreSQL or Redis cannot be reached now; see Retry-After',
+};

@@ -13,12 +13,25 @@ export const MAX_BODY_DEPTH = 32;
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
+/**
+ * Every DTO rule gives its own message in the project's voice ("must be 1 to
+ * 4096 characters"; the field is named in details[].field). These are the
+ * messages class-validator makes itself, for checks no decorator states.
+ */
+const RULE_MESSAGES: Record<string, string> = {
+  whitelistValidation: 'is not an accepted field',
+  // A value validated against a class with no rules (a safety net: no DTO has one).
+  unknownValue: 'must be an object',
+};
+
 function flatten(errors: ValidationError[], parent = ''): FieldError[] {
   return errors.flatMap((error) => {
-    const field = parent ? `${parent}.${error.property}` : error.property;
+    const property = error.property as string | undefined;
+    const field =
+      property === undefined ? parent || 'body' : parent ? `${parent}.${property}` : property;
     const own = Object.entries(error.constraints ?? {}).map(([rule, message]) => ({
       field,
-      message: rule === 'whitelistValidation' ? 'is not an accepted field' : message,
+      message: RULE_MESSAGES[rule] ?? message,
     }));
     return [...own, ...flatten(error.children ?? [], field)];
   });

@@ -23,12 +23,39 @@ export const REDACTED_PATHS = [
  */
 export const logDestination = pino.destination({ dest: 1, sync: false });
 
+/** Nest's own boot chatter (modules loaded, each route mapped): debug, so info stays readable. */
+const FRAMEWORK_CONTEXTS = new Set([
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestFactory',
+  'NestApplication',
+]);
+
+function isFrameworkLine(args: unknown[]): boolean {
+  const context = (args[0] as { context?: unknown } | null)?.context;
+  return typeof context === 'string' && FRAMEWORK_CONTEXTS.has(context);
+}
+
+const INFO = 30;
+
 export function loggerOptions(config: AppConfig): Params {
   const pretty = config.NODE_ENV === 'development' && process.stdout.isTTY;
   const options = {
     level: config.LOG_LEVEL,
     autoLogging: false,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    hooks: {
+      logMethod(
+        this: pino.Logger,
+        args: Parameters<pino.LogFn>,
+        method: pino.LogFn,
+        level: number,
+      ) {
+        if (level === INFO && isFrameworkLine(args)) return this.debug(...args);
+        return method.apply(this, args);
+      },
+    },
   };
   return {
     // Request lines come from one Fastify onResponse hook (app.setup.ts), not per-request middleware.

@@ -1,5 +1,10 @@
 import { Controller, Get, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiOkResponse,
+  ApiOperation,
+  ApiServiceUnavailableResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { Public } from '../auth/auth.decorators.js';
 import { AppConfig } from '../config/app-config.js';
@@ -18,6 +23,10 @@ export class HealthController {
 
   /** Always 200: a degraded service still answers. */
   @Get()
+  @ApiOperation({
+    operationId: 'getHealth',
+    summary: 'Service health and its dependencies (always 200)',
+  })
   @ApiOkResponse({ type: HealthReportDto })
   async report(): Promise<HealthReportDto> {
     const dependencies = await this.health.dependencies();
@@ -31,6 +40,7 @@ export class HealthController {
   }
 
   @Get('live')
+  @ApiOperation({ operationId: 'getLiveness', summary: 'Liveness probe: no checks' })
   @ApiOkResponse({ type: LivenessDto })
   live(): LivenessDto {
     return { status: 'ok' };
@@ -43,6 +53,10 @@ export class HealthController {
    * deliveries must keep being acknowledged meanwhile.
    */
   @Get('ready')
+  @ApiOperation({
+    operationId: 'getReadiness',
+    summary: 'Readiness probe: PostgreSQL and Redis answer',
+  })
   @ApiOkResponse({ type: ReadinessDto })
   @ApiServiceUnavailableResponse({ type: ReadinessDto, description: 'not_ready' })
   async ready(@Res({ passthrough: true }) reply: FastifyReply): Promise<ReadinessDto> {

@@ -3,18 +3,31 @@ import {
   ApiBody,
   ApiConsumes,
   ApiOkResponse,
-  ApiProduces,
+  ApiOperation,
+  ApiParam,
   ApiProperty,
   ApiTags,
 } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ClientInstance } from '../auth/client-context.js';
+import { ApiErrors } from '../common/api-errors.js';
 import { AppException } from '../common/app.exception.js';
 import { InstanceScopedDto } from '../common/instance-scoped.dto.js';
 import { PLATFORM_ID_PATTERN } from '../common/platform-id.js';
 import { ApiKeyAuth, InstanceFromForm } from '../auth/auth.decorators.js';
 import type { Instance } from '../instances/instance.types.js';
+import {
+  platformRejected,
+  PLATFORM_INVALID_TOKEN,
+  PLATFORM_UNAVAILABLE,
+} from '../platform/platform-error-examples.js';
+import { describeLimit, MEDIA_MAX_BYTES, SUPPORTED_MEDIA_TYPES } from './media-limits.js';
 import { MediaService } from './media.service.js';
+
+/** The answer to a media id that cannot be one. */
+function invalidMediaId(): AppException {
+  return AppException.validation([{ field: 'media_id', message: 'is not a media id' }]);
+}
 
 /**
  * How much of a refused upload is read and thrown away before answering:
@@ -36,6 +49,12 @@ export class MediaController {
   @Post('upload')
   @InstanceFromForm()
   @HttpCode(200)
+  @ApiOperation({
+    operationId: 'uploadMedia',
+    summary: 'Upload media to use in a send',
+    description:
+      'Streamed to the platform as it arrives. Answers the media id to give as media.id in /send/*.',
+  })
   @ApiConsumes('multipart/form-data')
   @ApiBody({
     description:
@@ -50,6 +69,28 @@ export class MediaController {
     },
   })
   @ApiOkResponse({ type: MediaIdDto })
+  @ApiErrors(
+    {
+      error: AppException.validation([{ field: 'file', message: 'is required' }]),
+      summary: 'no file in the form',
+    },
+    {
+      error: new AppException(
+        'payload_too_large',
+        `image files are limited to ${describeLimit(MEDIA_MAX_BYTES.image)}`,
+      ),
+      summary: 'an image over its limit',
+    },
+    {
+      error: new AppException(
+        'unsupported_media_type',
+        `application/zip is not a type the platform takes (${SUPPORTED_MEDIA_TYPES.join(', ')})`,
+      ),
+      summary: 'a type the platform does not take',
+    },
+    PLATFORM_INVALID_TOKEN,
+    PLATFORM_UNAVAILABLE,
+  )
   async upload(
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
@@ -68,8 +109,29 @@ export class MediaController {
 
   /** Streams a file a user sent (its media id comes with the inbound message). */
   @Get(':mediaId')
-  @ApiProduces('application/octet-stream')
-  @ApiOkResponse({ description: 'The file, with its content type' })
+  @ApiOperation({
+    operationId: 'downloadMedia',
+    summary: 'Download media a user sent',
+    description:
+      'Streams the file as a download (Content-Disposition: attachment), with the content type ' +
+      'the platform gives. The media id comes with the inbound message.',
+  })
+  @ApiParam({ name: 'mediaId', example: '1013859600285441', description: 'The media id' })
+  @ApiOkResponse({
+    description: 'The file, with its content type',
+    content: {
+      'application/octet-stream': { schema: { type: 'string', format: 'binary' } },
+    },
+  })
+  @ApiErrors(
+    { error: invalidMediaId(), summary: 'not a media id' },
+    platformRejected(
+      100,
+      "(#100) Unsupported get request. Object with ID '1013859600285441' does not exist",
+      'the platform knows no such media for this number',
+    ),
+    PLATFORM_UNAVAILABLE,
+  )
   async download(
     @Param('mediaId') mediaId: string,
     @Query() _query: InstanceScopedDto,
@@ -77,7 +139,7 @@ export class MediaController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     if (!PLATFORM_ID_PATTERN.test(mediaId)) {
-      throw AppException.validation([{ field: 'media_id', message: 'is not a media id' }]);
+      throw invalidMediaId();
     }
     const file = await this.media.download(instance, mediaId);
     // A download, never a page: a user's file must not run as HTML in a browser.

@@ -1,6 +1,7 @@
 import { Controller, Get, Headers, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
+import { ApiErrors } from '../common/api-errors.js';
 import { AppException } from '../common/app.exception.js';
 import { sameSecret } from '../common/secrets.js';
 import { Public } from '../auth/auth.decorators.js';
@@ -18,8 +19,22 @@ export class MetricsController {
   ) {}
 
   @Get()
-  @ApiProduces('text/plain')
-  @ApiOkResponse({ description: 'Prometheus text exposition format' })
+  @ApiOperation({
+    operationId: 'getMetrics',
+    summary: 'Prometheus metrics',
+    description:
+      'With METRICS_TOKEN set (required in production), only for Authorization: Bearer <METRICS_TOKEN>.',
+  })
+  @ApiOkResponse({
+    description: 'Prometheus text exposition format',
+    content: {
+      'text/plain': {
+        schema: { type: 'string' },
+        example: '# HELP http_requests_total HTTP requests\n# TYPE http_requests_total counter\n',
+      },
+    },
+  })
+  @ApiErrors(new AppException('unauthorized', 'Missing or wrong metrics token'))
   async scrape(
     @Headers('authorization') authorization: string | undefined,
     @Res() reply: FastifyReply,

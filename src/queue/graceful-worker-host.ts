@@ -3,6 +3,7 @@ import { Inject, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { REDIS_CLIENT } from '../redis/redis.constants.js';
+import { connectionErrorLogger } from './queue-error-logger.js';
 
 /** Longest shutdown waits for a worker's active jobs before abandoning them (BullMQ re-runs them). */
 const WORKER_DRAIN_MS = 20_000;
@@ -25,6 +26,14 @@ export abstract class GracefulWorkerHost extends WorkerHost implements BeforeApp
       'job failed',
     );
   }
+
+  /** Connection errors (Redis away) are logged like the queues' own, not printed raw by BullMQ. */
+  @OnWorkerEvent('error')
+  onWorkerError(error: Error): void {
+    this.logConnectionError(error);
+  }
+
+  private readonly logConnectionError = connectionErrorLogger(() => this.worker?.name);
 
   async beforeApplicationShutdown(): Promise<void> {
     const worker = this.worker;

@@ -1,6 +1,7 @@
-import { BullModule } from '@nestjs/bullmq';
+import { BullModule, getQueueToken } from '@nestjs/bullmq';
 import type { DynamicModule } from '@nestjs/common';
-import type { DefaultJobOptions } from 'bullmq';
+import type { DefaultJobOptions, Queue } from 'bullmq';
+import { logQueueErrors } from './queue-error-logger.js';
 
 /** Queue and job names, their payload types and job options: the one place they are declared. */
 
@@ -74,7 +75,19 @@ export const JOB_OPTIONS: Record<QueueName, DefaultJobOptions> = {
   },
 };
 
-/** The one way a module gets a queue: registered with its job options. */
+/** The one way a module gets a queue: registered with its job options, its errors logged. */
 export function registerQueue(name: QueueName): DynamicModule {
-  return BullModule.registerQueue({ name, defaultJobOptions: JOB_OPTIONS[name] });
+  const registered = BullModule.registerQueue({ name, defaultJobOptions: JOB_OPTIONS[name] });
+  return {
+    ...registered,
+    providers: [
+      ...(registered.providers ?? []),
+      {
+        // Runs as soon as the queue exists, before it can fail to connect.
+        provide: `${name}:error-listener`,
+        inject: [getQueueToken(name)],
+        useFactory: (queue: Queue) => logQueueErrors(queue),
+      },
+    ],
+  };
 }

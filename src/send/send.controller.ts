@@ -1,10 +1,13 @@
 import { applyDecorators, Body, Controller, HttpCode, Post } from '@nestjs/common';
-import { ApiBody, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth } from '../auth/auth.decorators.js';
 import { ClientInstance } from '../auth/client-context.js';
+import { ApiErrors } from '../common/api-errors.js';
 import { AppValidationPipe } from '../common/validation.js';
 import type { Instance } from '../instances/instance.types.js';
+import { INTERACTIVE_BODY_SCHEMA, INTERACTIVE_FORMS } from './dto/interactive-forms.dto.js';
 import { SendResultDto } from './dto/send-result.dto.js';
+import { sendErrors } from './send-error-examples.js';
 import { INTERACTIVE_EXAMPLES, SEND_EXAMPLES } from './send-examples.js';
 import { SEND_DTO_CLASSES, type SendKind, type SendRequests } from './send-kinds.js';
 import { SendService } from './send.service.js';
@@ -15,13 +18,42 @@ function examples(kind: SendKind): Record<string, { value: Record<string, unknow
   return Object.fromEntries(Object.entries(named).map(([name, value]) => [name, { value }]));
 }
 
-/** `POST /send/{kind}`: its body class and examples documented, 200 with the wamid. */
+/** What each route does, in its operation's summary. */
+const SUMMARIES: Record<SendKind, string> = {
+  text: 'Send a text message',
+  image: 'Send an image',
+  document: 'Send a document',
+  audio: 'Send an audio message',
+  video: 'Send a video',
+  sticker: 'Send a sticker',
+  location: 'Send a location',
+  contacts: 'Send contact cards',
+  reaction: 'React to a message (an empty emoji removes the reaction)',
+  template: 'Send an approved template (also outside the 24-hour window)',
+  interactive: 'Send reply buttons, a list or a call-to-action URL',
+};
+
+/** `sendText`, `sendCtaUrl`…: the operation id of `POST /send/{kind}`. */
+function operationId(kind: SendKind): string {
+  return `send${kind.replace(/(^|_)(\w)/g, (_match, _sep, letter: string) => letter.toUpperCase())}`;
+}
+
+/**
+ * `POST /send/{kind}`: its body (the interactive one as one of its three
+ * forms) and examples documented, 200 with the wamid, and its errors.
+ */
 function SendRoute(kind: SendKind): MethodDecorator {
+  const body =
+    kind === 'interactive'
+      ? ApiBody({ schema: INTERACTIVE_BODY_SCHEMA, examples: examples(kind) })
+      : ApiBody({ type: SEND_DTO_CLASSES[kind], examples: examples(kind) });
   return applyDecorators(
     Post(kind),
     HttpCode(200),
-    ApiBody({ type: SEND_DTO_CLASSES[kind], examples: examples(kind) }),
+    ApiOperation({ operationId: operationId(kind), summary: SUMMARIES[kind] }),
+    body,
     ApiOkResponse({ type: SendResultDto }),
+    ApiErrors(...sendErrors(kind)),
   );
 }
 
@@ -35,6 +67,7 @@ type Dto<K extends SendKind> = SendRequests[K];
 /** One handler per kind (each a route of its own in the API description); all take the same path. */
 @ApiTags('send')
 @ApiKeyAuth()
+@ApiExtraModels(...Object.values(INTERACTIVE_FORMS))
 @Controller('send')
 export class SendController {
   constructor(private readonly sender: SendService) {}

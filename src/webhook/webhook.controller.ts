@@ -1,8 +1,18 @@
 import { Controller, Get, Headers, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
 import type { RawBodyRequest } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
-import { ApiOkResponse, ApiProduces, ApiProperty, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiHeader,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProperty,
+  ApiQuery,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiErrors } from '../common/api-errors.js';
+import { AppException } from '../common/app.exception.js';
 import type { RouteLimits } from '../common/route-limits.js';
 import { Public } from '../auth/auth.decorators.js';
 import { WebhookService } from './webhook.service.js';
@@ -21,8 +31,25 @@ export class WebhookController {
   constructor(private readonly webhook: WebhookService) {}
 
   @Get()
-  @ApiProduces('text/plain')
-  @ApiOkResponse({ description: 'The hub.challenge, as plain text' })
+  @ApiOperation({
+    operationId: 'verifyWebhook',
+    summary: "The platform's subscription check",
+    description:
+      'Answers hub.challenge when hub.mode is subscribe and hub.verify_token is ' +
+      "PLATFORM_VERIFY_TOKEN or an instance's webhook_verify_token.",
+  })
+  @ApiQuery({ name: 'hub.mode', required: true, schema: { type: 'string', enum: ['subscribe'] } })
+  @ApiQuery({ name: 'hub.verify_token', required: true, schema: { type: 'string' } })
+  @ApiQuery({
+    name: 'hub.challenge',
+    required: true,
+    schema: { type: 'string', example: '1158201444' },
+  })
+  @ApiOkResponse({
+    description: 'The hub.challenge, as plain text',
+    content: { 'text/plain': { schema: { type: 'string', example: '1158201444' } } },
+  })
+  @ApiErrors(new AppException('invalid_verify_token', 'The verify token does not match'))
   async verify(@Query() query: Record<string, unknown>, @Res() reply: FastifyReply): Promise<void> {
     const challenge = await this.webhook.challenge(
       query['hub.mode'],
@@ -35,7 +62,30 @@ export class WebhookController {
   @Post()
   @RouteConfig({ bodyLimit: WEBHOOK_BODY_LIMIT_BYTES } satisfies RouteLimits)
   @HttpCode(200)
+  @ApiOperation({
+    operationId: 'receiveWebhook',
+    summary: "The platform's deliveries: messages, statuses, template events",
+    description: 'Acknowledged once stored in Redis; the workers process it. Up to 5 MB.',
+  })
+  @ApiHeader({
+    name: 'x-hub-signature-256',
+    required: true,
+    description: 'sha256=<HMAC-SHA256 of the raw body with PLATFORM_APP_SECRET>',
+  })
+  @ApiBody({
+    description: "The platform's webhook envelope, as it sends it",
+    schema: { type: 'object', additionalProperties: true },
+  })
   @ApiOkResponse({ type: WebhookAckDto })
+  @ApiErrors(new AppException('invalid_signature', 'Missing or invalid x-hub-signature-256'), {
+    error: new AppException(
+      'unavailable',
+      'The delivery could not be stored; retry later',
+      undefined,
+      { 'retry-after': '5' },
+    ),
+    summary: 'Redis cannot take the delivery: the platform delivers it again',
+  })
   async receive(
     @Req() request: RawBodyRequest<FastifyRequest>,
     @Headers('x-hub-signature-256') signature: string | undefined,

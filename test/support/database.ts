@@ -3,7 +3,7 @@ import { Client } from 'pg';
 
 const ADMIN_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 
-/** A database of its own for one test file, dropped at the end (the demo keeps its own). */
+/** A database of its own for one test file (or one demo run), dropped at the end. */
 export class TestDatabase {
   private constructor(
     readonly name: string,
@@ -12,16 +12,13 @@ export class TestDatabase {
   ) {}
 
   /**
-   * Creates a database with a random name, or with `name` (dropped first if
-   * an earlier run left it), through the server of `adminUrl`.
+   * Creates a database named `prefix` (default mc_test) and a random suffix,
+   * so that runs side by side never share one, through the server of `adminUrl`.
    */
-  static async create(options: { name?: string; adminUrl?: string } = {}): Promise<TestDatabase> {
+  static async create(options: { prefix?: string; adminUrl?: string } = {}): Promise<TestDatabase> {
     const adminUrl = options.adminUrl ?? ADMIN_DATABASE_URL;
-    const name = options.name ?? `mc_test_${randomBytes(6).toString('hex')}`;
-    await withClient(adminUrl, async (client) => {
-      if (options.name) await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.query(`CREATE DATABASE ${name}`);
-    });
+    const name = `${options.prefix ?? 'mc_test'}_${randomBytes(6).toString('hex')}`;
+    await withClient(adminUrl, (client) => client.query(`CREATE DATABASE ${name}`));
     return new TestDatabase(name, adminUrl.replace(/\/[^/]*$/, `/${name}`), adminUrl);
   }
 

@@ -1,3 +1,6 @@
-import { clearRedisPrefixes } from './redis-prefixes.js';
+import { clearRedisPrefixes, letClosingConnectionsEnd } from './redis-prefixes.js';
 
-afterAll(() => clearRedisPrefixes());
+afterAll(async () => {
+  await clearRedisPrefixes();
+  await letClosingConnectionsEnd();
+}, 10_000);

@@ -5,7 +5,7 @@ import type { AppConfig } from '../../src/config/app-config.js';
 import { loadConfig, type Environment } from '../../src/config/load-config.js';
 import { TestDatabase } from './database.js';
 import { FakePlatform, VALID_TOKEN } from './fake-platform.js';
-import { registerRedisPrefix } from './redis-prefixes.js';
+import { noteRedisUrl, registerRedisPrefix } from './redis-prefixes.js';
 
 export { TestDatabase } from './database.js';
 export { freePort } from './ports.js';
@@ -42,6 +42,7 @@ export function testEnvironment(overrides: Environment = {}): Environment {
     ...overrides,
   };
   registerRedisPrefix(environment.REDIS_PREFIX);
+  noteRedisUrl(environment.REDIS_URL);
   return environment;
 }
 

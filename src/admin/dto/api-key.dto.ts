@@ -4,8 +4,8 @@ import type { ApiKey } from '../../auth/api-key.types.js';
 
 export class CreateApiKeyDto {
   @ApiProperty({ example: 'crm-integration' })
-  @IsString()
-  @Length(1, 200)
+  @IsString({ message: 'must be a string' })
+  @Length(1, 200, { message: 'must be 1 to 200 characters' })
   name: string;
 
   @ApiPropertyOptional({

@@ -3,13 +3,13 @@ import { IsString, Length } from 'class-validator';
 
 export class LoginDto {
   @ApiProperty({ example: 'admin' })
-  @IsString()
-  @Length(1, 200)
+  @IsString({ message: 'must be a string' })
+  @Length(1, 200, { message: 'must be 1 to 200 characters' })
   username: string;
 
   @ApiProperty({ writeOnly: true })
-  @IsString()
-  @Length(1, 1000)
+  @IsString({ message: 'must be a string' })
+  @Length(1, 1000, { message: 'must be 1 to 1000 characters' })
   password: string;
 }
 

@@ -7,36 +7,48 @@ import { TOKEN_TYPES, type TokenType } from '../instance.types.js';
 export class UpdateInstanceDto {
   @ApiPropertyOptional({ maxLength: 200 })
   @IsOptional()
-  @IsString()
-  @Length(1, 200)
+  @IsString({ message: 'must be a string' })
+  @Length(1, 200, { message: 'must be 1 to 200 characters' })
   name?: string;
 
   @ApiPropertyOptional({ writeOnly: true })
   @IsOptional()
-  @IsString()
-  @Length(1, 4096)
+  @IsString({ message: 'must be a string' })
+  @Length(1, 4096, { message: 'must be 1 to 4096 characters' })
   access_token?: string;
 
   @ApiPropertyOptional({ enum: TOKEN_TYPES })
   @IsOptional()
-  @IsIn(TOKEN_TYPES)
+  @IsIn(TOKEN_TYPES, { message: `must be one of ${TOKEN_TYPES.join(', ')}` })
   token_type?: TokenType;
 
   @ApiPropertyOptional()
   @IsOptional()
-  @IsString()
+  @IsString({ message: 'must be a string' })
   @Matches(PLATFORM_ID_PATTERN, { message: PLATFORM_ID_MESSAGE })
   channel_account_id?: string;
 
-  @ApiPropertyOptional({ nullable: true, description: 'null clears it' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    pattern: PLATFORM_ID_PATTERN.source,
+    example: '506914307656634',
+    description: 'Business id at the platform; null clears it',
+  })
   @ValidateIf((_, value) => value !== null && value !== undefined)
-  @IsString()
+  @IsString({ message: 'must be a string' })
   @Matches(PLATFORM_ID_PATTERN, { message: PLATFORM_ID_MESSAGE })
   business_id?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, description: 'null clears it' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    pattern: PLATFORM_ID_PATTERN.source,
+    example: '1234567890',
+    description: 'App id at the platform; null clears it',
+  })
   @ValidateIf((_, value) => value !== null && value !== undefined)
-  @IsString()
+  @IsString({ message: 'must be a string' })
   @Matches(PLATFORM_ID_PATTERN, { message: PLATFORM_ID_MESSAGE })
   platform_app_id?: string | null;
 

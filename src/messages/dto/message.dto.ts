@@ -1,5 +1,23 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { StoredMessage } from '../message.types.js';
+
+/** The detail of a status error. */
+export class MessageErrorDataDto {
+  @ApiProperty({
+    example:
+      'Message failed to send because more than 24 hours have passed since the customer last replied to this number.',
+  })
+  details: string;
+}
+
+/** One error of a failed status, as the platform reports it. */
+export class MessageErrorDto {
+  @ApiProperty({ type: 'integer', example: 131047 }) code: number;
+  @ApiProperty({ example: 'Re-engagement message' }) title: string;
+  @ApiPropertyOptional({ example: 'Re-engagement message' }) message?: string;
+  @ApiPropertyOptional({ type: MessageErrorDataDto }) error_data?: MessageErrorDataDto;
+  @ApiPropertyOptional({ description: "A link to the platform's explanation" }) href?: string;
+}
 
 export class MessageDto {
   @ApiProperty() wamid: string;
@@ -28,7 +46,11 @@ export class MessageDto {
   user_id: string | null;
   @ApiProperty({ example: 'text' }) type: string;
   @ApiProperty({ enum: ['sent', 'delivered', 'read', 'failed', 'received'] }) status: string;
-  @ApiProperty({ nullable: true, type: 'array', items: { type: 'object' } })
+  @ApiProperty({
+    type: [MessageErrorDto],
+    nullable: true,
+    description: "A failed message's errors, as the platform's status gave them",
+  })
   errors: unknown[] | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;

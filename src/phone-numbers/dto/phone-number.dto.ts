@@ -4,7 +4,7 @@ import { InstanceScopedDto } from '../../common/instance-scoped.dto.js';
 
 export class RegisterNumberDto extends InstanceScopedDto {
   @ApiProperty({ example: '123456', description: 'Two-step verification PIN: exactly 6 digits' })
-  @IsString()
+  @IsString({ message: 'must be a string' })
   @Matches(/^\d{6}$/, { message: 'must be exactly 6 digits' })
   pin: string;
 }
@@ -13,19 +13,19 @@ export const CODE_METHODS = ['SMS', 'VOICE'] as const;
 
 export class RequestCodeDto extends InstanceScopedDto {
   @ApiProperty({ enum: CODE_METHODS })
-  @IsIn(CODE_METHODS)
+  @IsIn(CODE_METHODS, { message: `must be one of ${CODE_METHODS.join(', ')}` })
   code_method: (typeof CODE_METHODS)[number];
 
   @ApiProperty({ example: 'pt_BR', description: 'Locale such as en or pt_BR' })
-  @IsString()
+  @IsString({ message: 'must be a string' })
   @Matches(/^[a-z]{2,3}(_[A-Z]{2})?$/, { message: 'must be a locale such as en or pt_BR' })
   language: string;
 }
 
 export class VerifyCodeDto extends InstanceScopedDto {
   @ApiProperty({ example: '123456' })
-  @IsString()
-  @Length(1, 32)
+  @IsString({ message: 'must be a string' })
+  @Length(1, 32, { message: 'must be 1 to 32 characters' })
   code: string;
 }
 

@@ -29,8 +29,8 @@ export function HasExactlyOneSource(options?: ValidationOptions): PropertyDecora
 export class MediaDto {
   @ApiPropertyOptional({ description: 'Id of media uploaded with POST /media/upload' })
   @IsOptional()
-  @IsString()
-  @Length(1, 256)
+  @IsString({ message: 'must be a string' })
+  @Length(1, 256, { message: 'must be 1 to 256 characters' })
   id?: string;
 
   @ApiPropertyOptional({ example: 'https://example.com/picture.jpg' })

@@ -60,10 +60,10 @@ export class SendBaseDto extends InstanceScopedDto {
 /** Base of the media types: `media` with exactly one of id and link. */
 export class SendMediaBaseDto extends SendBaseDto {
   @ApiProperty({ type: MediaDto })
-  @IsDefined()
-  @IsObject()
+  @IsDefined({ message: 'is required' })
+  @IsObject({ message: 'must be an object' })
   @HasExactlyOneSource()
-  @ValidateNested()
+  @ValidateNested({ message: 'must be an object' })
   @Type(() => MediaDto)
   media: MediaDto;
 }

@@ -6,7 +6,9 @@ import {
   ArrayUnique,
   Equals,
   IsArray,
+  IsDefined,
   IsIn,
+  IsObject,
   IsOptional,
   IsString,
   IsUrl,
@@ -76,20 +78,20 @@ export class InteractiveHeaderDto {
   type: 'text';
 
   @ApiProperty({ maxLength: 60, example: 'Your order' })
-  @IsString()
-  @Length(1, 60)
+  @IsString({ message: 'must be a string' })
+  @Length(1, 60, { message: 'must be 1 to 60 characters' })
   text: string;
 }
 
 export class ReplyDto {
   @ApiProperty({ example: 'confirm', maxLength: 256 })
-  @IsString()
-  @Length(1, 256)
+  @IsString({ message: 'must be a string' })
+  @Length(1, 256, { message: 'must be 1 to 256 characters' })
   id: string;
 
   @ApiProperty({ example: 'Confirm', maxLength: 20 })
-  @IsString()
-  @Length(1, 20)
+  @IsString({ message: 'must be a string' })
+  @Length(1, 20, { message: 'must be 1 to 20 characters' })
   title: string;
 }
 
@@ -99,102 +101,105 @@ export class ReplyButtonDto {
   type: 'reply';
 
   @ApiProperty({ type: ReplyDto })
-  @ValidateNested()
+  @IsDefined({ message: 'is required' })
+  @IsObject({ message: 'must be an object' })
+  @ValidateNested({ message: 'must be an object' })
   @Type(() => ReplyDto)
   reply: ReplyDto;
 }
 
 export class ListRowDto {
   @ApiProperty({ example: 'row-1', maxLength: 200 })
-  @IsString()
-  @Length(1, 200)
+  @IsString({ message: 'must be a string' })
+  @Length(1, 200, { message: 'must be 1 to 200 characters' })
   id: string;
 
   @ApiProperty({ example: 'Pizza', maxLength: 24 })
-  @IsString()
-  @Length(1, 24)
+  @IsString({ message: 'must be a string' })
+  @Length(1, 24, { message: 'must be 1 to 24 characters' })
   title: string;
 
   @ApiPropertyOptional({ maxLength: 72 })
   @IsOptional()
-  @IsString()
-  @MaxLength(72)
+  @IsString({ message: 'must be a string' })
+  @MaxLength(72, { message: 'must be at most 72 characters' })
   description?: string;
 }
 
 export class ListSectionDto {
   @ApiPropertyOptional({ example: 'Mains', maxLength: 24 })
   @IsOptional()
-  @IsString()
-  @Length(1, 24)
+  @IsString({ message: 'must be a string' })
+  @Length(1, 24, { message: 'must be 1 to 24 characters' })
   title?: string;
 
   @ApiProperty({ type: [ListRowDto] })
-  @IsArray()
-  @ArrayMinSize(1)
-  @ValidateNested({ each: true })
+  @IsArray({ message: 'must be an array' })
+  @ArrayMinSize(1, { message: 'must hold at least 1 row' })
+  @ValidateNested({ each: true, message: 'must be an object' })
   @Type(() => ListRowDto)
   rows: ListRowDto[];
 }
 
 export class SendInteractiveDto extends SendBaseDto {
   @ApiProperty({ enum: INTERACTIVE_TYPES })
-  @IsIn(INTERACTIVE_TYPES)
+  @IsIn(INTERACTIVE_TYPES, { message: `must be one of ${INTERACTIVE_TYPES.join(', ')}` })
   type: InteractiveType;
 
   @ApiProperty({ maxLength: 1024, example: 'Confirm your order?' })
-  @IsString()
-  @Length(1, 1024)
+  @IsString({ message: 'must be a string' })
+  @Length(1, 1024, { message: 'must be 1 to 1024 characters' })
   body: string;
 
   @ApiPropertyOptional({ type: InteractiveHeaderDto })
   @IsOptional()
-  @ValidateNested()
+  @IsObject({ message: 'must be an object' })
+  @ValidateNested({ message: 'must be an object' })
   @Type(() => InteractiveHeaderDto)
   header?: InteractiveHeaderDto;
 
   @ApiPropertyOptional({ maxLength: 60 })
   @IsOptional()
-  @IsString()
-  @Length(1, 60)
+  @IsString({ message: 'must be a string' })
+  @Length(1, 60, { message: 'must be 1 to 60 characters' })
   footer?: string;
 
   @ApiPropertyOptional({ type: [ReplyButtonDto], description: 'type buttons: 1 to 3' })
   @ForInteractiveType('buttons', true)
   @ValidateIf(presentOrNeededFor('buttons', true))
-  @IsArray()
-  @ArrayMinSize(1, { message: 'at least 1 reply button' })
-  @ArrayMaxSize(3, { message: 'at most 3 reply buttons' })
+  @IsArray({ message: 'must be an array' })
+  @ArrayMinSize(1, { message: 'must hold 1 to 3 reply buttons' })
+  @ArrayMaxSize(3, { message: 'must hold 1 to 3 reply buttons' })
   @ArrayUnique((button: ReplyButtonDto) => button?.reply?.id, {
-    message: 'reply ids must be unique',
+    message: 'must not repeat a reply id',
   })
-  @ValidateNested({ each: true })
+  @ValidateNested({ each: true, message: 'must be an object' })
   @Type(() => ReplyButtonDto)
   buttons?: ReplyButtonDto[];
 
   @ApiPropertyOptional({ maxLength: 20, default: 'Menu', description: 'type list' })
   @ForInteractiveType('list', false)
   @ValidateIf(presentOrNeededFor('list', false))
-  @IsString()
-  @Length(1, 20)
+  @IsString({ message: 'must be a string' })
+  @Length(1, 20, { message: 'must be 1 to 20 characters' })
   button_text?: string;
 
   @ApiPropertyOptional({ type: [ListSectionDto], description: 'type list: 1 to 10 sections' })
   @ForInteractiveType('list', true)
   @ValidateIf(presentOrNeededFor('list', true))
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(10)
+  @IsArray({ message: 'must be an array' })
+  @ArrayMinSize(1, { message: 'must hold 1 to 10 sections' })
+  @ArrayMaxSize(10, { message: 'must hold 1 to 10 sections' })
   @TotalRowsBetween(1, 10)
-  @ValidateNested({ each: true })
+  @ValidateNested({ each: true, message: 'must be an object' })
   @Type(() => ListSectionDto)
   sections?: ListSectionDto[];
 
   @ApiPropertyOptional({ maxLength: 20, default: 'Acessar', description: 'type cta_url' })
   @ForInteractiveType('cta_url', false)
   @ValidateIf(presentOrNeededFor('cta_url', false))
-  @IsString()
-  @Length(1, 20)
+  @IsString({ message: 'must be a string' })
+  @Length(1, 20, { message: 'must be 1 to 20 characters' })
   display_text?: string;
 
   @ApiPropertyOptional({ example: 'https://example.com/order/42', description: 'type cta_url' })
