@@ -1,15 +1,7 @@
-// ESM app under Jest: swc compiles TypeScript (decorators + metadata on) to ESM;
-// CommonJS packages that require() ESM-only ones are compiled to CommonJS.
-const swcTs = {
-  jsc: {
-    parser: { syntax: 'typescript', decorators: true },
-    transform: { legacyDecorator: true, decoratorMetadata: true },
-    target: 'es2023',
-    keepClassNames: true,
-  },
-  module: { type: 'es6' },
-  sourceMaps: 'inline',
-};
+import { SWC_TS } from './scripts/swc-options.js';
+
+// ESM app under Jest: swc compiles TypeScript (decorators + metadata on) to ESM
+// (scripts/swc-options.js); CommonJS packages that require() ESM-only ones to CommonJS.
 
 /**
  * Packages compiled to CommonJS under Jest: light-my-request requires an
@@ -25,7 +17,7 @@ export default {
   testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: {
-    '^.+\\.ts$': ['@swc/jest', swcTs],
+    '^.+\\.ts$': ['@swc/jest', SWC_TS],
     [`node_modules/(${CJS_INTEROP})/.+\\.js$`]: ['@swc/jest', { module: { type: 'commonjs' } }],
   },
   transformIgnorePatterns: [`node_modules/(?!(${CJS_INTEROP})/)`],

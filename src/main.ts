@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { createApp, shutdownApp } from './app.setup.js';
 import { logDestination } from './config/logger.options.js';
-import { ConfigValidationError, loadConfigFromProcess } from './config/load-config.js';
+import { loadConfigOrExit } from './config/load-config.js';
 import { preflight } from './preflight.js';
 
 /** How long in-flight work may take to finish after SIGTERM before the process gives up. */
@@ -19,17 +19,7 @@ function exit(code: number): never {
 }
 
 async function bootstrap(): Promise<void> {
-  let loaded;
-  try {
-    loaded = loadConfigFromProcess();
-  } catch (error) {
-    if (error instanceof ConfigValidationError) {
-      for (const line of error.problems) process.stderr.write(`${line}\n`);
-      process.exit(1);
-    }
-    throw error;
-  }
-  const { config, warnings } = loaded;
+  const { config, warnings } = loadConfigOrExit();
   const unreachable = await preflight(config);
   if (unreachable.length > 0) {
     for (const line of unreachable) process.stderr.write(`${line}\n`);

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { ConfigValidationError, loadConfigFromProcess } from './config/load-config.js';
+import { loadConfigOrExit } from './config/load-config.js';
 import { MigrationRunner } from './database/database.module.js';
 
 /**
@@ -9,17 +9,7 @@ import { MigrationRunner } from './database/database.module.js';
  * rollout, so the Deployments can start with DB_MIGRATIONS_RUN=false.
  */
 async function migrate(): Promise<void> {
-  let loaded;
-  try {
-    loaded = loadConfigFromProcess();
-  } catch (error) {
-    if (error instanceof ConfigValidationError) {
-      for (const line of error.problems) process.stderr.write(`${line}\n`);
-      process.exit(1);
-    }
-    throw error;
-  }
-  const { config } = loaded;
+  const { config } = loadConfigOrExit();
   config.DB_MIGRATIONS_RUN = true;
   await new MigrationRunner(config).onModuleInit();
   process.stdout.write('migrations: the schema is current\n');

@@ -157,3 +157,17 @@ export function loadConfigFromProcess(envFile = '.env'): LoadedConfig {
   if (existsSync(envFile)) process.loadEnvFile(envFile);
   return loadConfig(process.env);
 }
+
+/**
+ * For a process's entry point: the configuration, or, when it is invalid,
+ * one line per problem on stderr and exit 1.
+ */
+export function loadConfigOrExit(): LoadedConfig {
+  try {
+    return loadConfigFromProcess();
+  } catch (error) {
+    if (!(error instanceof ConfigValidationError)) throw error;
+    for (const line of error.problems) process.stderr.write(`${line}\n`);
+    process.exit(1);
+  }
+}
