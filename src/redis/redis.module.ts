@@ -57,7 +57,10 @@ export class RedisModule implements OnModuleInit, OnApplicationShutdown {
     try {
       await Promise.race([
         this.redis.connect(),
-        sleep(BOOT_CONNECT_WAIT_MS).then(() => Promise.reject(new Error('timeout'))),
+        // Unreferenced: once connected, the losing timer must not hold the process.
+        sleep(BOOT_CONNECT_WAIT_MS, undefined, { ref: false }).then(() =>
+          Promise.reject(new Error('timeout')),
+        ),
       ]);
     } catch {
       this.logger.warn('Redis is not reachable at boot; retrying in the background');
