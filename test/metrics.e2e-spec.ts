@@ -105,10 +105,14 @@ describe('GET /metrics', () => {
       type: 'text',
       text: { body: 'x' },
     });
-    // The agent answers with an echo, which is sent: an agent call, a platform call, a text sent.
+    // The agent answers with an echo, which is sent: an agent call, a platform call, a text
+    // sent, and then the turn finishes (a moment after the send).
     const after = await readUntil(
       scrape,
-      (text) => value(text, 'messages_sent_total', { type: 'text' }) >= 1,
+      (text) =>
+        value(text, 'messages_sent_total', { type: 'text' }) >= 1 &&
+        value(text, 'turns_finished_total', { status: 'done' }) >
+          value(before, 'turns_finished_total', { status: 'done' }),
       5000,
       100,
     );
