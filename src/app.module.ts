@@ -21,6 +21,8 @@ import { MetricsModule } from './metrics/metrics.module.js';
 import { RedisModule } from './redis/redis.module.js';
 import { SendApiModule } from './send/send-api.module.js';
 import { SendWorkerModule } from './send/send-worker.module.js';
+import { EventsApiModule } from './events/events-api.module.js';
+import { EventsWorkerModule } from './events/events-worker.module.js';
 import { TurnsApiModule } from './turns/turns-api.module.js';
 import { WebhookWorkerModule } from './webhook/webhook-worker.module.js';
 import { WebhookApiModule } from './webhook/webhook-api.module.js';
@@ -53,9 +55,10 @@ export class AppModule {
         MediaModule,
         WebhookApiModule,
         TurnsApiModule,
+        EventsApiModule,
       );
     }
-    if (config.runsWorkers) imports.push(WebhookWorkerModule, SendWorkerModule);
+    if (config.runsWorkers) imports.push(WebhookWorkerModule, SendWorkerModule, EventsWorkerModule);
     return {
       module: AppModule,
       imports,

@@ -14,6 +14,7 @@ import { AppException } from './common/app.exception.js';
 import { ERROR_DETAIL_MODELS, ErrorBodyDto } from './common/error-body.dto.js';
 import { unavailable } from './common/unavailable.js';
 import { SERVICE_NAME, SERVICE_VERSION } from './config/service-info.js';
+import { EVENT_BODIES, eventCallbacks } from './events/dto/event-payloads.dto.js';
 
 /** Each tag the controllers use, with what it groups. */
 const TAGS: Record<string, string> = {
@@ -21,6 +22,9 @@ const TAGS: Record<string, string> = {
   'admin: instances': 'Connected business phone numbers, each with its encrypted access token',
   'admin: api keys': 'The API keys clients use; each is shown once',
   'admin: turns': "The agent's turns: a contact's messages given to the agent, and its answer",
+  'admin: event subscriptions':
+    'Client systems subscribed to events (messages, statuses, templates, turns, instances), ' +
+    'sent as signed, retried webhooks; their deliveries, retries and replays',
   'phone numbers': "An instance's phone numbers: list, register, request and verify a code",
   send: 'Send every message type the platform offers (API key)',
   messages: 'Messages sent and received, read back by wamid',
@@ -153,7 +157,7 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
     });
   for (const [name, description] of Object.entries(TAGS)) builder.addTag(name, description);
   const document = SwaggerModule.createDocument(app, builder.build(), {
-    extraModels: [ErrorBodyDto, ...ERROR_DETAIL_MODELS],
+    extraModels: [ErrorBodyDto, ...ERROR_DETAIL_MODELS, ...Object.values(EVENT_BODIES)],
     operationIdFactory: operationIdFor,
   });
   for (const [path, item] of Object.entries(document.paths)) {
@@ -162,6 +166,8 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
       if (operation) completeOperation(path, operation);
     }
   }
+  const subscribe = document.paths['/admin/event-subscriptions']?.post;
+  if (subscribe) subscribe.callbacks = eventCallbacks();
   return document;
 }
 

@@ -25,6 +25,7 @@ const LIST_FIELDS = [
   'is_active',
   'status',
   'token_type',
+  'token_rejected_at',
   'created_at',
   'updated_at',
 ].sort();

@@ -1,3 +1,4 @@
+import type { LookupFunction } from 'node:net';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 
@@ -9,8 +10,11 @@ import { Agent as HttpsAgent } from 'node:https';
  */
 const IDLE_SOCKET_MS = 4000;
 
-/** Keep-alive agents for an outbound client, with a bounded idle time. */
-export function keepAliveAgents(maxSockets = Infinity): { http: HttpAgent; https: HttpsAgent } {
-  const options = { keepAlive: true, maxSockets, timeout: IDLE_SOCKET_MS };
+/** Keep-alive agents for an outbound client, with a bounded idle time (and, optionally, its own DNS lookup). */
+export function keepAliveAgents(
+  maxSockets = Infinity,
+  lookup?: LookupFunction,
+): { http: HttpAgent; https: HttpsAgent } {
+  const options = { keepAlive: true, maxSockets, timeout: IDLE_SOCKET_MS, lookup };
   return { http: new HttpAgent(options), https: new HttpsAgent(options) };
 }

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { Transform, Type } from 'class-transformer';
 import {
+  ArrayMinSize,
   IsBoolean,
   IsIn,
   IsInt,
@@ -91,6 +92,28 @@ class TrustedProxiesConstraint implements ValidatorConstraintInterface {
     return 'TRUST_PROXY must list the proxies as addresses or CIDR ranges, comma-separated (e.g. 10.0.0.0/8), or be empty';
   }
 }
+
+@ValidatorConstraint({ name: 'addressList' })
+class AddressListConstraint implements ValidatorConstraintInterface {
+  validate(value: unknown): boolean {
+    return Array.isArray(value) && value.every((entry) => isAddressOrRange(String(entry)));
+  }
+  defaultMessage(args: ValidationArguments): string {
+    return `${String(args.constraints[0])} must list addresses or CIDR ranges, comma-separated (e.g. 10.0.0.0/8), or be empty`;
+  }
+}
+
+const EVENT_RETRY_SCHEDULE_MESSAGE =
+  'EVENT_RETRY_SCHEDULE_S must list one or more waits in seconds (0.01 to 86400), comma-separated';
+
+const toNumberList = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string'
+    ? value
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item.length > 0)
+        .map((item) => (/^\d+(\.\d+)?$/.test(item) ? Number(item) : item))
+    : value;
 
 const toProxyList = ({ value }: { value: unknown }): unknown => {
   if (typeof value !== 'string') return value;
@@ -317,6 +340,87 @@ export class AppConfig {
   @IsString()
   @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters when set' })
   METRICS_TOKEN?: string;
+
+  /**
+   * The waits before each new attempt of an event delivery, in seconds: about
+   * three days in all, then the delivery fails (each wait varies by ±20 %).
+   */
+  @Transform(toNumberList)
+  @IsNumber({}, { each: true, message: EVENT_RETRY_SCHEDULE_MESSAGE })
+  @Min(0.01, { each: true, message: EVENT_RETRY_SCHEDULE_MESSAGE })
+  @Max(86400, { each: true, message: EVENT_RETRY_SCHEDULE_MESSAGE })
+  @ArrayMinSize(1, { message: EVENT_RETRY_SCHEDULE_MESSAGE })
+  EVENT_RETRY_SCHEDULE_S: number[] = [
+    5, 300, 1800, 7200, 18000, 36000, 36000, 36000, 36000, 36000, 36000,
+  ];
+
+  /** How long a subscriber has to answer one event. */
+  @Type(() => Number)
+  @IsInt({ message: 'EVENT_TIMEOUT_MS must be an integer from 100 to 60000' })
+  @Min(100, { message: 'EVENT_TIMEOUT_MS must be an integer from 100 to 60000' })
+  @Max(60000, { message: 'EVENT_TIMEOUT_MS must be an integer from 100 to 60000' })
+  EVENT_TIMEOUT_MS = 10000;
+
+  /** Events sent at once by one worker process (to different contacts or subscriptions). */
+  @Type(() => Number)
+  @IsInt({ message: 'EVENT_CONCURRENCY must be an integer from 1 to 1000' })
+  @Min(1, { message: 'EVENT_CONCURRENCY must be an integer from 1 to 1000' })
+  @Max(1000, { message: 'EVENT_CONCURRENCY must be an integer from 1 to 1000' })
+  EVENT_CONCURRENCY = 64;
+
+  /** How often an idle worker looks for events to send, in milliseconds. */
+  @Type(() => Number)
+  @IsInt({ message: 'EVENT_POLL_MS must be an integer from 10 to 10000' })
+  @Min(10, { message: 'EVENT_POLL_MS must be an integer from 10 to 10000' })
+  @Max(10000, { message: 'EVENT_POLL_MS must be an integer from 10 to 10000' })
+  EVENT_POLL_MS = 200;
+
+  /** How long a worker holds a contact's events while it sends them; after it, another worker may. */
+  @Type(() => Number)
+  @IsNumber({}, { message: 'EVENT_LEASE_S must be a number of seconds from 1 to 3600' })
+  @Min(1, { message: 'EVENT_LEASE_S must be a number of seconds from 1 to 3600' })
+  @Max(3600, { message: 'EVENT_LEASE_S must be a number of seconds from 1 to 3600' })
+  EVENT_LEASE_S = 60;
+
+  /** A subscription failing without a success for this long is disabled. */
+  @Type(() => Number)
+  @IsNumber({}, { message: 'EVENT_DISABLE_AFTER_S must be a number of seconds from 1 to 2592000' })
+  @Min(1, { message: 'EVENT_DISABLE_AFTER_S must be a number of seconds from 1 to 2592000' })
+  @Max(2592000, {
+    message: 'EVENT_DISABLE_AFTER_S must be a number of seconds from 1 to 2592000',
+  })
+  EVENT_DISABLE_AFTER_S = 86400;
+
+  /** After a secret rotation, the previous secret also signs for this long. */
+  @Type(() => Number)
+  @IsNumber({}, { message: 'EVENT_SECRET_GRACE_S must be a number of seconds from 0 to 2592000' })
+  @Min(0, { message: 'EVENT_SECRET_GRACE_S must be a number of seconds from 0 to 2592000' })
+  @Max(2592000, { message: 'EVENT_SECRET_GRACE_S must be a number of seconds from 0 to 2592000' })
+  EVENT_SECRET_GRACE_S = 86400;
+
+  /** Subscriptions per instance (those for every instance count on their own). */
+  @Type(() => Number)
+  @IsInt({ message: 'EVENT_SUBSCRIPTIONS_MAX must be an integer from 1 to 1000' })
+  @Min(1, { message: 'EVENT_SUBSCRIPTIONS_MAX must be an integer from 1 to 1000' })
+  @Max(1000, { message: 'EVENT_SUBSCRIPTIONS_MAX must be an integer from 1 to 1000' })
+  EVENT_SUBSCRIPTIONS_MAX = 10;
+
+  /** Events (and their delivery records) are kept this many days, for replays. */
+  @Type(() => Number)
+  @IsNumber({}, { message: 'EVENT_RETENTION_DAYS must be a number of days from 1 to 365' })
+  @Min(1, { message: 'EVENT_RETENTION_DAYS must be a number of days from 1 to 365' })
+  @Max(365, { message: 'EVENT_RETENTION_DAYS must be a number of days from 1 to 365' })
+  EVENT_RETENTION_DAYS = 7;
+
+  /**
+   * Addresses or CIDR ranges event targets may resolve to although they are
+   * private (an internal deployment's receivers). Loopback, private,
+   * link-local and metadata addresses are refused otherwise (loopback is
+   * allowed outside production).
+   */
+  @Transform(toProxyList)
+  @Validate(AddressListConstraint, ['EVENT_TARGET_ALLOWLIST'])
+  EVENT_TARGET_ALLOWLIST: string[] = [];
 
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: LogLevel = 'info';

@@ -9,6 +9,7 @@ import { Batches1764000000000 } from './migrations/1764000000000-batches.js';
 import { DurableTurns1764100000000 } from './migrations/1764100000000-durable-turns.js';
 import { ContactIdentities1764200000000 } from './migrations/1764200000000-contact-identities.js';
 import { TemplateEventsOnce1764300000000 } from './migrations/1764300000000-template-events-once.js';
+import { EventForwarding1764400000000 } from './migrations/1764400000000-event-forwarding.js';
 
 export const MIGRATIONS = [
   InitialSchema1763740800000,
@@ -18,6 +19,7 @@ export const MIGRATIONS = [
   DurableTurns1764100000000,
   ContactIdentities1764200000000,
   TemplateEventsOnce1764300000000,
+  EventForwarding1764400000000,
 ];
 
 /** Any constant: every process that migrates takes the same PostgreSQL advisory lock. */

@@ -5,7 +5,7 @@ import { rows } from '../database/sql.js';
 import type { Instance } from './instance.types.js';
 
 /** The columns a create sets (the rest take their defaults). */
-export type NewInstance = Omit<Instance, 'created_at' | 'updated_at'>;
+export type NewInstance = Omit<Instance, 'created_at' | 'updated_at' | 'token_rejected_at'>;
 
 /** The columns a change may set. */
 export type InstanceChanges = Partial<
@@ -25,6 +25,7 @@ const CHANGEABLE: ReadonlyArray<keyof InstanceChanges> = [
   'messaging_limit_tier',
   'is_active',
   'status',
+  'token_rejected_at',
 ];
 
 /** The only home of SQL on `instances`. */
@@ -105,6 +106,17 @@ export class InstanceStore {
   async delete(id: string): Promise<boolean> {
     const deleted = await rows(this.db, 'DELETE FROM instances WHERE id = $1 RETURNING id', [id]);
     return deleted.length > 0;
+  }
+
+  /** Marks the token refused by the platform; whether this call marked it (it was not already). */
+  async markTokenRejected(id: string): Promise<boolean> {
+    const marked = await rows(
+      this.db,
+      `UPDATE instances SET token_rejected_at = now(), updated_at = now()
+       WHERE id = $1 AND token_rejected_at IS NULL RETURNING id`,
+      [id],
+    );
+    return marked.length > 0;
   }
 
   /** Every instance's encrypted token. */

@@ -21,6 +21,8 @@ export interface Instance {
   is_active: boolean;
   status: InstanceStatus;
   webhook_verify_token: string;
+  /** When the platform refused the access token (code 190); cleared by a new token. */
+  token_rejected_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }

@@ -131,6 +131,7 @@ export class InstancesService implements OnApplicationBootstrap {
       const details = await this.sessionWith(instance, dto.access_token).phoneNumber();
       Object.assign(changes, numberValues(details), {
         access_token_encrypted: this.crypto.encrypt(dto.access_token, instance.id),
+        token_rejected_at: null,
       });
     }
     if (Object.keys(changes).length === 0) {
@@ -163,15 +164,45 @@ export class InstancesService implements OnApplicationBootstrap {
     return this.sessionWith(
       instance,
       this.crypto.decrypt(instance.access_token_encrypted, instance.id),
+      () => void this.markTokenRejected(instance.id),
     );
   }
 
-  private sessionWith(instance: Instance, token: string): PlatformSession {
-    return new PlatformSession(this.platform, {
-      phoneNumberId: instance.phone_number_id,
-      channelAccountId: instance.channel_account_id,
-      token,
-    });
+  private sessionWith(
+    instance: Instance,
+    token: string,
+    onTokenRejected?: () => void,
+  ): PlatformSession {
+    return new PlatformSession(
+      this.platform,
+      {
+        phoneNumberId: instance.phone_number_id,
+        channelAccountId: instance.channel_account_id,
+        token,
+      },
+      onTokenRejected,
+    );
+  }
+
+  /**
+   * The platform refused the stored token (code 190) on some call: the
+   * instance is marked (an instance.status event tells subscribers), so an
+   * admin learns before customers do.
+   */
+  private async markTokenRejected(id: string): Promise<void> {
+    try {
+      if (!(await this.instances.markTokenRejected(id))) return;
+      this.logger.warn(
+        { instanceId: id },
+        'the platform refused the access token: update it with PATCH /admin/instances/{id}',
+      );
+      await this.invalidation.invalidate(INSTANCE_TOPIC, id);
+    } catch (error) {
+      this.logger.warn(
+        { instanceId: id, err: (error as Error).message },
+        'token refusal not recorded',
+      );
+    }
   }
 
   /**

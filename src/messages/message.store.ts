@@ -8,6 +8,7 @@ import {
   STATUS_RANK,
   type AwaitingSpan,
   type ContactKeys,
+  type SentBy,
   type StatusRow,
   type StoredMessage,
 } from './message.types.js';
@@ -20,6 +21,7 @@ export interface OutboundRow {
   byNumber: boolean;
   /** The contact, when the sender knows it (the agent's replies). */
   contactId?: string;
+  sentBy: SentBy;
   type: string;
   body: Record<string, unknown>;
   wamid: string;
@@ -189,7 +191,8 @@ export class MessageStore {
    */
   async insertOutbound(records: OutboundRow[]): Promise<void> {
     await this.db.query(
-      `INSERT INTO messages (instance_id, wamid, direction, contact, contact_id, type, body, status)
+      `INSERT INTO messages (instance_id, wamid, direction, contact, contact_id, type, body, status,
+         sent_by)
        SELECT r.instance_id, r.wamid, 'outbound', r.contact,
          CASE WHEN r.contact_id IS NOT NULL THEN r.contact_id
            WHEN r.by_number
@@ -199,14 +202,14 @@ export class MessageStore {
                    AND (c.user_id = r.contact OR c.parent_user_id = r.contact)
                  ORDER BY c.user_id = r.contact DESC LIMIT 1)
          END,
-         r.type, r.body, 'sent'
+         r.type, r.body, 'sent', r.sent_by
        FROM unnest($1::uuid[], $2::text[], $3::text[], $4::boolean[], $5::text[], $6::jsonb[],
-                   $7::uuid[])
-         AS r(instance_id, wamid, contact, by_number, type, body, contact_id)
+                   $7::uuid[], $8::text[])
+         AS r(instance_id, wamid, contact, by_number, type, body, contact_id, sent_by)
        ON CONFLICT (wamid) DO UPDATE SET
          instance_id = EXCLUDED.instance_id, direction = EXCLUDED.direction,
          contact = EXCLUDED.contact, contact_id = EXCLUDED.contact_id, type = EXCLUDED.type,
-         body = EXCLUDED.body, updated_at = now()`,
+         body = EXCLUDED.body, sent_by = EXCLUDED.sent_by, updated_at = now()`,
       [
         records.map((r) => r.instanceId),
         records.map((r) => r.wamid),
@@ -215,6 +218,7 @@ export class MessageStore {
         records.map((r) => r.type),
         records.map((r) => JSON.stringify(r.body)),
         records.map((r) => r.contactId ?? null),
+        records.map((r) => r.sentBy),
       ],
     );
   }

@@ -1,5 +1,8 @@
 export type MessageDirection = 'outbound' | 'inbound';
 
+/** Who made a send: a client through /send, or the agent answering a turn. */
+export type SentBy = 'api' | 'agent';
+
 /** Delivery states in the order they happen; `failed` stands apart. */
 export const MESSAGE_STATUSES = ['sent', 'delivered', 'read', 'failed'] as const;
 export type MessageStatus = (typeof MESSAGE_STATUSES)[number] | 'received';
@@ -36,6 +39,8 @@ export interface Message {
   body: Record<string, unknown>;
   status: MessageStatus;
   errors: unknown[] | null;
+  /** Outbound: who sent it (null on a status placeholder). */
+  sent_by: SentBy | null;
   /** The turn that gave it to the agent (inbound). */
   turn_id: string | null;
   /** Inbound and not yet in a turn. */

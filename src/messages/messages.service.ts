@@ -5,7 +5,7 @@ import { BatchWriter } from '../common/batch-writer.js';
 import { LocalCache } from '../common/local-cache.js';
 import { AppConfig } from '../config/app-config.js';
 import { MessageStore } from './message.store.js';
-import type { ContactKeys, StoredMessage } from './message.types.js';
+import type { ContactKeys, SentBy, StoredMessage } from './message.types.js';
 
 export const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;
 const WINDOW_CACHE_TTL_MS = 60_000;
@@ -38,6 +38,8 @@ export interface OutboundRecord {
   recipient: Recipient;
   /** The contact, when the sender knows it (the agent's replies). */
   contactId?: string;
+  /** Who sent it (absent on records parked before this field: a client). */
+  sentBy?: SentBy;
   type: string;
   body: Record<string, unknown>;
   wamid: string;
@@ -115,6 +117,7 @@ export class MessagesService {
     return this.store.insertOutbound(
       records.map(({ recipient, ...record }) => ({
         ...record,
+        sentBy: record.sentBy ?? 'api',
         address: addressOf(recipient),
         byNumber: recipient.to !== undefined,
       })),

@@ -30,6 +30,7 @@ export class MetricsService implements PlatformCallObserver {
   readonly registry = new Registry();
   private readonly queueReaders: QueueCountsReader[] = [];
   private pipelineReader?: () => Promise<PipelineGauges>;
+  private eventReader?: () => Promise<Array<{ subscription_id: string; age: number }>>;
 
   readonly httpRequests = new Counter({
     name: 'http_requests_total',
@@ -103,6 +104,27 @@ export class MetricsService implements PlatformCallObserver {
     registers: [this.registry],
   });
 
+  readonly eventDeliveries = new Counter({
+    name: 'event_deliveries_total',
+    help: 'Event delivery attempts by outcome: delivered, retry (failed, to be tried again), failed (retries ran out)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly eventLatency = new Histogram({
+    name: 'event_delivery_latency_seconds',
+    help: 'From an event happening to its subscriber acknowledging it',
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly eventSubscriptionsDisabled = new Counter({
+    name: 'event_subscriptions_disabled_total',
+    help: 'Event subscriptions disabled by their failures: gone (410), failing (a run longer than EVENT_DISABLE_AFTER_S)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
     const readPipeline = async (): Promise<PipelineGauges | undefined> =>
@@ -126,6 +148,20 @@ export class MetricsService implements PlatformCallObserver {
       async collect() {
         const gauges = await readPipeline();
         if (gauges) this.set(gauges.oldestWaitingMessageSeconds);
+      },
+    });
+    const readEvents = async (): Promise<Array<{ subscription_id: string; age: number }>> =>
+      (await this.eventReader?.().catch(() => undefined)) ?? [];
+    new Gauge({
+      name: 'event_oldest_pending_age_seconds',
+      help: 'Per subscription, the age of the oldest event not yet delivered (alert when it grows)',
+      labelNames: ['subscription'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const { subscription_id, age } of await readEvents()) {
+          this.set({ subscription: subscription_id }, age);
+        }
       },
     });
     const readers = this.queueReaders;
@@ -152,6 +188,11 @@ export class MetricsService implements PlatformCallObserver {
 
   addQueueReader(reader: QueueCountsReader): void {
     this.queueReaders.push(reader);
+  }
+
+  /** Set by the event dispatcher (worker processes). */
+  setEventReader(reader: () => Promise<Array<{ subscription_id: string; age: number }>>): void {
+    this.eventReader = reader;
   }
 
   /** Set by the worker side, which owns the turns; api processes report no pipeline gauges. */

@@ -1,3 +1,4 @@
+import { INVALID_TOKEN_PLATFORM_CODE, PlatformError } from './platform.errors.js';
 import type { MediaDownload, MediaUpload, PlatformClient } from './platform-client.js';
 import type { PlatformMessage } from './platform-message.js';
 import type {
@@ -28,6 +29,8 @@ export class PlatformSession {
   constructor(
     private readonly client: PlatformClient,
     credentials: PlatformCredentials,
+    /** Told when the platform refuses the token (code 190), on any call. */
+    private readonly onTokenRejected?: () => void,
   ) {
     this.phoneNumberId = credentials.phoneNumberId;
     this.channelAccountId = credentials.channelAccountId;
@@ -35,40 +38,53 @@ export class PlatformSession {
   }
 
   phoneNumber(): Promise<PhoneNumberDetails> {
-    return this.client.getPhoneNumber(this.phoneNumberId, this.#token);
+    return this.watch(this.client.getPhoneNumber(this.phoneNumberId, this.#token));
   }
 
   /** The business account's numbers. */
   phoneNumbers(): Promise<PhoneNumberRecord[]> {
-    return this.client.listPhoneNumbers(this.channelAccountId, this.#token);
+    return this.watch(this.client.listPhoneNumbers(this.channelAccountId, this.#token));
   }
 
   register(request: RegisterRequest): Promise<void> {
-    return this.client.register(this.phoneNumberId, this.#token, request);
+    return this.watch(this.client.register(this.phoneNumberId, this.#token, request));
   }
 
   requestCode(request: RequestCodeRequest): Promise<void> {
-    return this.client.requestCode(this.phoneNumberId, this.#token, request);
+    return this.watch(this.client.requestCode(this.phoneNumberId, this.#token, request));
   }
 
   verifyCode(code: string): Promise<void> {
-    return this.client.verifyCode(this.phoneNumberId, this.#token, code);
+    return this.watch(this.client.verifyCode(this.phoneNumberId, this.#token, code));
   }
 
   /** Sends one message; its wamid. */
   sendMessage(message: PlatformMessage): Promise<string> {
-    return this.client.sendMessage(this.phoneNumberId, this.#token, message);
+    return this.watch(this.client.sendMessage(this.phoneNumberId, this.#token, message));
   }
 
   markReadWithTyping(wamid: string): Promise<void> {
-    return this.client.markReadWithTyping(this.phoneNumberId, this.#token, wamid);
+    return this.watch(this.client.markReadWithTyping(this.phoneNumberId, this.#token, wamid));
   }
 
   uploadMedia(upload: MediaUpload): Promise<string> {
-    return this.client.uploadMedia(this.phoneNumberId, this.#token, upload);
+    return this.watch(this.client.uploadMedia(this.phoneNumberId, this.#token, upload));
   }
 
   downloadMedia(mediaId: string): Promise<MediaDownload> {
-    return this.client.downloadMedia(mediaId, this.#token, this.phoneNumberId);
+    return this.watch(this.client.downloadMedia(mediaId, this.#token, this.phoneNumberId));
+  }
+
+  private watch<T>(call: Promise<T>): Promise<T> {
+    if (!this.onTokenRejected) return call;
+    return call.catch((error: unknown) => {
+      if (
+        error instanceof PlatformError &&
+        error.failure.platformCode === INVALID_TOKEN_PLATFORM_CODE
+      ) {
+        this.onTokenRejected?.();
+      }
+      throw error;
+    });
   }
 }

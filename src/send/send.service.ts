@@ -56,6 +56,7 @@ export class SendService {
       instanceId: instance.id,
       recipient,
       contactId: reply?.contactId,
+      sentBy: reply ? ('agent' as const) : ('api' as const),
       type: kind,
       body,
       wamid,

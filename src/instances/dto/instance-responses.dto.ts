@@ -45,6 +45,14 @@ export class InstanceListItemDto {
   @ApiProperty() is_active: boolean;
   @ApiProperty({ enum: STATUSES }) status: InstanceStatus;
   @ApiProperty({ enum: TOKEN_TYPES }) token_type: TokenType;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description:
+      'When the platform refused the access token (code 190); null once a new one is set',
+  })
+  token_rejected_at: string | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
 
@@ -61,6 +69,7 @@ export class InstanceListItemDto {
       is_active: instance.is_active,
       status: instance.status,
       token_type: instance.token_type,
+      token_rejected_at: instance.token_rejected_at?.toISOString() ?? null,
       created_at: instance.created_at.toISOString(),
       updated_at: instance.updated_at.toISOString(),
     };

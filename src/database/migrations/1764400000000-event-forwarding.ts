@@ -1,0 +1,286 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * Client event forwarding. `events` is an outbox written by triggers on the
+ * tables whose changes it reports, so an event commits or rolls back with
+ * its change whatever code path made it. A trigger on `events` fans each one
+ * out to the enabled subscriptions that want it (`event_deliveries`), and a
+ * trigger on the deliveries keeps `event_lanes`: one row per subscription
+ * and ordering key (a contact, a template, an instance) with pending
+ * deliveries, which the workers lease, so one key's events go out one at a
+ * time and in order while different keys go in parallel.
+ */
+export class EventForwarding1764400000000 implements MigrationInterface {
+  name = 'EventForwarding1764400000000';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    const q = (sql: string) => queryRunner.query(sql);
+    await q(`ALTER TABLE messages ADD COLUMN sent_by varchar(8)`);
+    await q(`ALTER TABLE instances ADD COLUMN token_rejected_at timestamptz`);
+
+    await q(`
+      CREATE TABLE events (
+        seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id uuid NOT NULL DEFAULT gen_random_uuid(),
+        type varchar(40) NOT NULL,
+        instance_id uuid,
+        lane text NOT NULL,
+        data jsonb NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        CONSTRAINT uq_events_id UNIQUE (id)
+      )`);
+    await q(`CREATE INDEX ix_events_created ON events (created_at)`);
+    await q(`
+      CREATE TABLE event_subscriptions (
+        id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+        url text NOT NULL,
+        instance_id uuid REFERENCES instances (id) ON DELETE CASCADE,
+        event_types text[] NOT NULL,
+        description varchar(500),
+        enabled boolean NOT NULL DEFAULT true,
+        disabled_reason varchar(300),
+        secret_encrypted text NOT NULL,
+        previous_secret_encrypted text,
+        previous_secret_until timestamptz,
+        failing_since timestamptz,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      )`);
+    await q(`CREATE INDEX ix_event_subscriptions_instance ON event_subscriptions (instance_id)`);
+    await q(`
+      CREATE TABLE event_deliveries (
+        seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id uuid NOT NULL DEFAULT gen_random_uuid(),
+        subscription_id uuid NOT NULL REFERENCES event_subscriptions (id) ON DELETE CASCADE,
+        event_seq bigint NOT NULL REFERENCES events (seq) ON DELETE CASCADE,
+        lane text NOT NULL,
+        state varchar(12) NOT NULL DEFAULT 'pending',
+        attempts integer NOT NULL DEFAULT 0,
+        failures integer NOT NULL DEFAULT 0,
+        next_attempt_at timestamptz,
+        last_attempt_at timestamptz,
+        last_status integer,
+        last_response varchar(1024),
+        last_error varchar(300),
+        delivered_at timestamptz,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        CONSTRAINT uq_event_deliveries_id UNIQUE (id)
+      )`);
+    await q(`CREATE INDEX ix_event_deliveries_lane ON event_deliveries (subscription_id, lane, event_seq)
+             WHERE state = 'pending'`);
+    await q(
+      `CREATE INDEX ix_event_deliveries_listing ON event_deliveries (subscription_id, seq DESC)`,
+    );
+    await q(`CREATE INDEX ix_event_deliveries_event ON event_deliveries (event_seq)`);
+    await q(`
+      CREATE TABLE event_lanes (
+        subscription_id uuid NOT NULL REFERENCES event_subscriptions (id) ON DELETE CASCADE,
+        lane text NOT NULL,
+        pending integer NOT NULL,
+        next_attempt_at timestamptz NOT NULL DEFAULT now(),
+        lease_owner uuid,
+        leased_until timestamptz,
+        PRIMARY KEY (subscription_id, lane)
+      )`);
+    await q(`CREATE INDEX ix_event_lanes_due ON event_lanes (next_attempt_at)`);
+
+    // Lanes follow their deliveries: a pending delivery counts, and a lane
+    // with none left goes. Upserts lock the lane row, so a lane emptied by one
+    // transaction and refilled by another is never lost.
+    await q(`
+      CREATE FUNCTION mc_event_lanes_added() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO event_lanes AS l (subscription_id, lane, pending)
+        SELECT subscription_id, lane, count(*) FROM added WHERE state = 'pending'
+        GROUP BY subscription_id, lane ORDER BY subscription_id, lane
+        ON CONFLICT (subscription_id, lane) DO UPDATE SET pending = l.pending + EXCLUDED.pending;
+        RETURN NULL;
+      END $$`);
+    await q(`
+      CREATE TRIGGER tr_event_lanes_added AFTER INSERT ON event_deliveries
+      REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION mc_event_lanes_added()`);
+    await q(`
+      CREATE FUNCTION mc_event_lanes_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO event_lanes AS l (subscription_id, lane, pending)
+        SELECT n.subscription_id, n.lane,
+          sum((n.state = 'pending')::int - (o.state = 'pending')::int)
+        FROM after_rows n JOIN before_rows o ON o.seq = n.seq
+        GROUP BY n.subscription_id, n.lane
+        HAVING sum((n.state = 'pending')::int - (o.state = 'pending')::int) <> 0
+        ORDER BY n.subscription_id, n.lane
+        ON CONFLICT (subscription_id, lane) DO UPDATE SET pending = l.pending + EXCLUDED.pending;
+        DELETE FROM event_lanes l USING (SELECT DISTINCT subscription_id, lane FROM after_rows) c
+        WHERE l.subscription_id = c.subscription_id AND l.lane = c.lane AND l.pending <= 0;
+        RETURN NULL;
+      END $$`);
+    await q(`
+      CREATE TRIGGER tr_event_lanes_changed AFTER UPDATE ON event_deliveries
+      REFERENCING OLD TABLE AS before_rows NEW TABLE AS after_rows
+      FOR EACH STATEMENT EXECUTE FUNCTION mc_event_lanes_changed()`);
+
+    // Each new event goes to every enabled subscription that wants it
+    // (pings are addressed to one subscription by whoever writes them).
+    await q(`
+      CREATE FUNCTION mc_events_fan_out() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO event_deliveries (subscription_id, event_seq, lane)
+        SELECT s.id, e.seq, e.lane FROM added e
+        JOIN event_subscriptions s ON s.enabled
+          AND (s.instance_id IS NULL OR s.instance_id = e.instance_id)
+          AND e.type = ANY (s.event_types)
+        WHERE e.type <> 'ping'
+        ORDER BY e.seq, s.id;
+        RETURN NULL;
+      END $$`);
+    await q(`
+      CREATE TRIGGER tr_events_fan_out AFTER INSERT ON events
+      REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION mc_events_fan_out()`);
+
+    // How events show times and messages (the API's shapes).
+    await q(`
+      CREATE FUNCTION mc_iso(t timestamptz) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+        SELECT to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+      $$`);
+    await q(`
+      CREATE FUNCTION mc_message_event(m messages, c contacts) RETURNS jsonb
+      LANGUAGE sql STABLE AS $$
+        SELECT jsonb_build_object(
+          'message', jsonb_build_object(
+            'wamid', m.wamid, 'instance_id', m.instance_id, 'direction', m.direction,
+            'contact', m.contact, 'wa_id', c.wa_id, 'user_id', c.user_id, 'type', m.type,
+            'status', m.status, 'errors', m.errors, 'content', m.body,
+            'created_at', mc_iso(m.created_at), 'updated_at', mc_iso(m.updated_at)),
+          'contact', jsonb_build_object(
+            'wa_id', COALESCE(c.wa_id, CASE WHEN m.contact ~ '^[0-9]+$' THEN m.contact END),
+            'user_id', c.user_id, 'name', c.name, 'username', c.username))
+      $$`);
+    await q(`
+      CREATE FUNCTION mc_message_lane(m messages) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+        SELECT 'contact:' || COALESCE(m.contact_id::text, m.instance_id::text || ':' || m.contact)
+      $$`);
+
+    // messages: a new inbound message, a send recorded, a status (first seen
+    // on a placeholder, or moved forward), a placeholder completed by its send.
+    await q(`
+      CREATE FUNCTION mc_messages_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO events (type, instance_id, lane, data)
+        SELECT CASE WHEN m.direction = 'inbound' THEN 'message.received'
+                    WHEN m.type = 'unknown' THEN 'message.status'
+                    ELSE 'message.sent' END,
+          m.instance_id, mc_message_lane(m),
+          mc_message_event(m, c) || CASE
+            WHEN m.direction = 'inbound' THEN '{}'::jsonb
+            WHEN m.type = 'unknown' THEN jsonb_build_object('status', m.status, 'previous_status', NULL)
+            ELSE jsonb_build_object('sent_by', COALESCE(m.sent_by, 'api')) END
+        FROM added m LEFT JOIN contacts c ON c.id = m.contact_id
+        ORDER BY m.seq;
+        RETURN NULL;
+      END $$`);
+    await q(`
+      CREATE TRIGGER tr_messages_inserted AFTER INSERT ON messages
+      REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION mc_messages_inserted()`);
+    await q(`
+      CREATE FUNCTION mc_message_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        c contacts;
+      BEGIN
+        SELECT * INTO c FROM contacts WHERE id = NEW.contact_id;
+        IF OLD.type = 'unknown' AND NEW.type <> 'unknown' THEN
+          INSERT INTO events (type, instance_id, lane, data)
+          VALUES ('message.sent', NEW.instance_id, mc_message_lane(NEW),
+            mc_message_event(NEW, c) || jsonb_build_object('sent_by', COALESCE(NEW.sent_by, 'api')));
+        END IF;
+        IF OLD.status IS DISTINCT FROM NEW.status THEN
+          INSERT INTO events (type, instance_id, lane, data)
+          VALUES ('message.status', NEW.instance_id, mc_message_lane(NEW),
+            mc_message_event(NEW, c)
+              || jsonb_build_object('status', NEW.status, 'previous_status', OLD.status));
+        END IF;
+        RETURN NULL;
+      END $$`);
+    await q(`
+      CREATE TRIGGER tr_message_updated AFTER UPDATE OF status, type ON messages FOR EACH ROW
+      WHEN (OLD.status IS DISTINCT FROM NEW.status OR (OLD.type = 'unknown' AND NEW.type <> 'unknown'))
+      EXECUTE FUNCTION mc_message_updated()`);
+
+    // template_events: one event per active instance of the business account.
+    await q(`
+      CREATE FUNCTION mc_template_event_added() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO events (type, instance_id, lane, data)
+        SELECT 'template.status', i.id, 'template:' || NEW.template_id,
+          jsonb_build_object(
+            'template_id', NEW.template_id, 'name', NEW.template_name,
+            'language', NEW.template_language, 'status', NEW.event, 'reason', NEW.reason,
+            'channel_account_id', NEW.channel_account_id, 'at', mc_iso(NEW.event_at))
+        FROM instances i WHERE i.channel_account_id = NEW.channel_account_id AND i.is_active
+        ORDER BY i.id;
+        RETURN NULL;
+      END $$`);
+    await q(`
+      CREATE TRIGGER tr_template_event_added AFTER INSERT ON template_events FOR EACH ROW
+      EXECUTE FUNCTION mc_template_event_added()`);
+
+    // turns: a dead letter.
+    await q(`
+      CREATE FUNCTION mc_turn_failed() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO events (type, instance_id, lane, data)
+        SELECT 'turn.failed', NEW.instance_id, 'contact:' || NEW.contact_id,
+          jsonb_build_object(
+            'turn_id', NEW.id, 'error', NEW.last_error, 'attempts', NEW.attempts,
+            'created_at', mc_iso(NEW.created_at),
+            'contact', jsonb_build_object('wa_id', c.wa_id, 'user_id', c.user_id, 'name', c.name))
+        FROM contacts c WHERE c.id = NEW.contact_id;
+        RETURN NULL;
+      END $$`);
+    await q(`
+      CREATE TRIGGER tr_turn_failed AFTER UPDATE OF status ON turns FOR EACH ROW
+      WHEN (NEW.status = 'failed' AND OLD.status IS DISTINCT FROM 'failed')
+      EXECUTE FUNCTION mc_turn_failed()`);
+
+    // instances: activated, deactivated, token rejected by the platform.
+    await q(`
+      CREATE FUNCTION mc_instance_status() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        status text;
+      BEGIN
+        IF TG_OP = 'INSERT' THEN
+          status := CASE WHEN NEW.is_active THEN 'activated' ELSE 'deactivated' END;
+        ELSIF NEW.token_rejected_at IS NOT NULL AND OLD.token_rejected_at IS NULL THEN
+          status := 'token_rejected';
+        ELSIF NEW.is_active IS DISTINCT FROM OLD.is_active THEN
+          status := CASE WHEN NEW.is_active THEN 'activated' ELSE 'deactivated' END;
+        ELSE
+          RETURN NULL;
+        END IF;
+        INSERT INTO events (type, instance_id, lane, data)
+        VALUES ('instance.status', NEW.id, 'instance:' || NEW.id, jsonb_build_object(
+          'status', status, 'name', NEW.name, 'phone_number_id', NEW.phone_number_id,
+          'display_phone_number', NEW.display_phone_number, 'is_active', NEW.is_active,
+          'token_rejected_at', mc_iso(NEW.token_rejected_at)));
+        RETURN NULL;
+      END $$`);
+    await q(`
+      CREATE TRIGGER tr_instance_status AFTER INSERT OR UPDATE OF is_active, token_rejected_at
+      ON instances FOR EACH ROW EXECUTE FUNCTION mc_instance_status()`);
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    const q = (sql: string) => queryRunner.query(sql);
+    await q(`DROP TRIGGER tr_instance_status ON instances`);
+    await q(`DROP TRIGGER tr_turn_failed ON turns`);
+    await q(`DROP TRIGGER tr_template_event_added ON template_events`);
+    await q(`DROP TRIGGER tr_message_updated ON messages`);
+    await q(`DROP TRIGGER tr_messages_inserted ON messages`);
+    await q(`DROP TABLE event_lanes, event_deliveries, event_subscriptions, events`);
+    await q(`DROP FUNCTION mc_instance_status(), mc_turn_failed(), mc_template_event_added(),
+             mc_message_updated(), mc_messages_inserted(), mc_message_lane(messages),
+             mc_message_event(messages, contacts), mc_iso(timestamptz), mc_events_fan_out(),
+             mc_event_lanes_changed(), mc_event_lanes_added()`);
+    await q(`ALTER TABLE instances DROP COLUMN token_rejected_at`);
+    await q(`ALTER TABLE messages DROP COLUMN sent_by`);
+  }
+}

@@ -1,0 +1,408 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { prepared, rows } from '../database/sql.js';
+import type {
+  ClaimedDelivery,
+  DeliveryState,
+  EventDeliveryRow,
+  EventSubscription,
+  LaneResult,
+} from './event.types.js';
+
+/** The columns a create sets. */
+export type NewSubscription = Pick<
+  EventSubscription,
+  'id' | 'url' | 'instance_id' | 'event_types' | 'description' | 'enabled' | 'secret_encrypted'
+>;
+
+/** The columns a change may set. */
+export type SubscriptionChanges = Partial<
+  Pick<
+    EventSubscription,
+    | 'url'
+    | 'event_types'
+    | 'description'
+    | 'enabled'
+    | 'secret_encrypted'
+    | 'previous_secret_encrypted'
+    | 'previous_secret_until'
+  >
+>;
+
+const CHANGEABLE: ReadonlyArray<keyof SubscriptionChanges> = [
+  'url',
+  'event_types',
+  'description',
+  'enabled',
+  'secret_encrypted',
+  'previous_secret_encrypted',
+  'previous_secret_until',
+];
+
+/** A subscription disabled by its failures, and why. */
+export interface Disabled {
+  id: string;
+  reason: string;
+}
+
+const DELIVERY_COLUMNS = `d.id, d.seq, d.subscription_id, e.id AS event_id, e.type AS event_type,
+  e.created_at AS event_created_at, d.state, d.attempts, d.last_attempt_at, d.last_status,
+  d.last_response, d.last_error, d.delivered_at, d.created_at,
+  CASE WHEN d.state = 'pending' AND s.enabled
+    THEN COALESCE(d.next_attempt_at, l.next_attempt_at) END AS next_attempt_at`;
+
+const DELIVERY_FROM = `event_deliveries d
+  JOIN events e ON e.seq = d.event_seq
+  JOIN event_subscriptions s ON s.id = d.subscription_id
+  LEFT JOIN event_lanes l ON l.subscription_id = d.subscription_id AND l.lane = d.lane`;
+
+/**
+ * The only home of SQL on `events`, `event_subscriptions`,
+ * `event_deliveries` and `event_lanes`. Events themselves are written by
+ * triggers with the changes they report (migration EventForwarding), and
+ * fanned out to deliveries and lanes by triggers too; this store leases
+ * lanes, records attempts and serves the admin routes.
+ */
+@Injectable()
+export class EventStore {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  async insertSubscription(subscription: NewSubscription): Promise<EventSubscription> {
+    const [row] = await rows<EventSubscription>(
+      this.db,
+      `INSERT INTO event_subscriptions
+         (id, url, instance_id, event_types, description, enabled, secret_encrypted)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+      [
+        subscription.id,
+        subscription.url,
+        subscription.instance_id,
+        subscription.event_types,
+        subscription.description,
+        subscription.enabled,
+        subscription.secret_encrypted,
+      ],
+    );
+    return row;
+  }
+
+  /** How many subscriptions share an instance scope (null: those for every instance). */
+  async countFor(instanceId: string | null): Promise<number> {
+    const [row] = await rows<{ n: number }>(
+      this.db,
+      `SELECT count(*)::int AS n FROM event_subscriptions WHERE instance_id IS NOT DISTINCT FROM $1`,
+      [instanceId],
+    );
+    return row.n;
+  }
+
+  list(instanceId?: string): Promise<EventSubscription[]> {
+    return rows(
+      this.db,
+      `SELECT * FROM event_subscriptions WHERE $1::uuid IS NULL OR instance_id = $1
+       ORDER BY created_at, id`,
+      [instanceId ?? null],
+    );
+  }
+
+  async find(id: string): Promise<EventSubscription | null> {
+    const [row] = await rows<EventSubscription>(
+      this.db,
+      'SELECT * FROM event_subscriptions WHERE id = $1',
+      [id],
+    );
+    return row ?? null;
+  }
+
+  /**
+   * Applies the changes; null when the subscription is gone. Enabling clears
+   * the failure record and wakes its waiting events; disabling parks them.
+   */
+  async update(id: string, changes: SubscriptionChanges): Promise<EventSubscription | null> {
+    const columns = CHANGEABLE.filter((column) => changes[column] !== undefined);
+    const sets = columns.map((column, i) => `${column} = $${i + 2}`);
+    if (changes.enabled === true) sets.push('failing_since = NULL', 'disabled_reason = NULL');
+    if (changes.enabled === false) sets.push(`disabled_reason = 'disabled by an admin'`);
+    const [row] = await rows<EventSubscription>(
+      this.db,
+      `UPDATE event_subscriptions SET ${[...sets, 'updated_at = now()'].join(', ')}
+       WHERE id = $1 RETURNING *`,
+      [id, ...columns.map((column) => changes[column])],
+    );
+    if (row && changes.enabled !== undefined) await this.parkLanes([id], !changes.enabled);
+    return row ?? null;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const deleted = await rows(
+      this.db,
+      'DELETE FROM event_subscriptions WHERE id = $1 RETURNING id',
+      [id],
+    );
+    return deleted.length > 0;
+  }
+
+  /**
+   * Leases up to `lanes` due lanes of enabled subscriptions for `leaseS`
+   * seconds and returns up to `perLane` of each one's pending deliveries, in
+   * event order, with what sending them takes.
+   */
+  claim(owner: string, lanes: number, perLane: number, leaseS: number): Promise<ClaimedDelivery[]> {
+    return prepared<ClaimedDelivery>(
+      this.db,
+      'event_lanes_claim',
+      `WITH due AS (
+         SELECT l.subscription_id, l.lane FROM event_lanes l
+         JOIN event_subscriptions s ON s.id = l.subscription_id AND s.enabled
+         WHERE l.next_attempt_at <= now() AND (l.leased_until IS NULL OR l.leased_until < now())
+         ORDER BY l.next_attempt_at
+         LIMIT $2
+         FOR UPDATE OF l SKIP LOCKED
+       ), leased AS (
+         UPDATE event_lanes l SET lease_owner = $1,
+           leased_until = now() + $4::float8 * interval '1 second'
+         FROM due WHERE l.subscription_id = due.subscription_id AND l.lane = due.lane
+         RETURNING l.subscription_id, l.lane
+       )
+       SELECT d.seq, d.subscription_id, d.lane, d.failures, e.id AS event_id,
+         e.created_at AS event_created_at,
+         json_build_object('id', e.id, 'type', e.type, 'created_at', mc_iso(e.created_at),
+           'instance_id', e.instance_id, 'data', e.data)::text AS body,
+         s.url, s.secret_encrypted, s.previous_secret_encrypted, s.previous_secret_until
+       FROM leased
+       JOIN LATERAL (
+         SELECT * FROM event_deliveries d
+         WHERE d.subscription_id = leased.subscription_id AND d.lane = leased.lane
+           AND d.state = 'pending'
+         ORDER BY d.event_seq LIMIT $3
+       ) d ON true
+       JOIN events e ON e.seq = d.event_seq
+       JOIN event_subscriptions s ON s.id = d.subscription_id
+       ORDER BY d.subscription_id, d.lane, d.event_seq`,
+      [owner, lanes, perLane, leaseS],
+    );
+  }
+
+  /**
+   * Records the attempts of leased lanes and lets the lanes go on (now, or
+   * when a failed head is due again). A lane whose lease another worker has
+   * taken meanwhile is left to it; attempts on deliveries no longer pending
+   * are not recorded twice.
+   */
+  async finish(results: LaneResult[]): Promise<void> {
+    const attempts = results.flatMap((lane) => lane.attempts);
+    if (attempts.length > 0) {
+      await prepared(
+        this.db,
+        'event_deliveries_attempted',
+        `UPDATE event_deliveries d SET state = a.state, attempts = d.attempts + 1,
+           failures = a.failures, last_attempt_at = now(), last_status = a.status,
+           last_response = a.response, last_error = a.error, next_attempt_at = a.next_attempt_at,
+           delivered_at = CASE WHEN a.state = 'delivered' THEN now() END
+         FROM unnest($1::bigint[], $2::text[], $3::int[], $4::int[], $5::text[], $6::text[],
+                     $7::timestamptz[])
+           AS a(seq, state, failures, status, response, error, next_attempt_at)
+         WHERE d.seq = a.seq AND d.state = 'pending'`,
+        [
+          attempts.map((a) => a.seq),
+          attempts.map((a) => a.state),
+          attempts.map((a) => a.failures),
+          attempts.map((a) => a.status),
+          attempts.map((a) => a.response),
+          attempts.map((a) => a.error),
+          attempts.map((a) => a.nextAttemptAt),
+        ],
+      );
+    }
+    await prepared(
+      this.db,
+      'event_lanes_release',
+      `UPDATE event_lanes l SET lease_owner = NULL, leased_until = NULL,
+         next_attempt_at = CASE WHEN l.next_attempt_at = 'infinity' THEN l.next_attempt_at
+                                ELSE r.next_attempt_at END
+       FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::timestamptz[])
+         AS r(subscription_id, lane, owner, next_attempt_at)
+       WHERE l.subscription_id = r.subscription_id AND l.lane = r.lane AND l.lease_owner = r.owner`,
+      [
+        results.map((r) => r.subscriptionId),
+        results.map((r) => r.lane),
+        results.map((r) => r.owner),
+        results.map((r) => r.nextAttemptAt),
+      ],
+    );
+  }
+
+  /** A success ends a subscription's run of failures. */
+  async markHealthy(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.query(
+      `UPDATE event_subscriptions SET failing_since = NULL
+       WHERE id = ANY($1::uuid[]) AND failing_since IS NOT NULL`,
+      [ids],
+    );
+  }
+
+  /**
+   * Notes failures: a run of them longer than `disableAfterS` disables the
+   * subscription, and so does a 410 Gone (`gone`). The ones disabled now.
+   */
+  async markFailing(ids: string[], gone: string[], disableAfterS: number): Promise<Disabled[]> {
+    if (ids.length === 0 && gone.length === 0) return [];
+    await this.db.query(
+      `UPDATE event_subscriptions SET failing_since = now()
+       WHERE id = ANY($1::uuid[]) AND failing_since IS NULL`,
+      [ids],
+    );
+    const disabled = await rows<Disabled>(
+      this.db,
+      `UPDATE event_subscriptions SET enabled = false, updated_at = now(),
+         disabled_reason = CASE WHEN id = ANY($2::uuid[])
+           THEN 'the endpoint answered 410 Gone'
+           ELSE 'every delivery failed since ' || mc_iso(failing_since) END
+       WHERE enabled AND (id = ANY($2::uuid[])
+         OR id = ANY($1::uuid[]) AND failing_since < now() - $3::float8 * interval '1 second')
+       RETURNING id, disabled_reason AS reason`,
+      [ids, gone, disableAfterS],
+    );
+    await this.parkLanes(
+      disabled.map((row) => row.id),
+      true,
+    );
+    return disabled;
+  }
+
+  /** Parks a disabled subscription's lanes (never due), or wakes an enabled one's. */
+  private async parkLanes(ids: string[], park: boolean): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.query(
+      `UPDATE event_lanes SET next_attempt_at = ${park ? `'infinity'` : 'now()'}
+       WHERE subscription_id = ANY($1::uuid[])`,
+      [ids],
+    );
+  }
+
+  /** A page of a subscription's deliveries, newest first, after the delivery `before` (its seq). */
+  listDeliveries(
+    subscriptionId: string,
+    before: string | null,
+    state: DeliveryState | undefined,
+    limit: number,
+  ): Promise<EventDeliveryRow[]> {
+    return rows(
+      this.db,
+      `SELECT ${DELIVERY_COLUMNS} FROM ${DELIVERY_FROM}
+       WHERE d.subscription_id = $1 AND ($2::bigint IS NULL OR d.seq < $2::bigint)
+         AND ($3::text IS NULL OR d.state = $3)
+       ORDER BY d.seq DESC LIMIT $4`,
+      [subscriptionId, before, state ?? null, limit],
+    );
+  }
+
+  async findDelivery(id: string): Promise<EventDeliveryRow | null> {
+    const [row] = await rows<EventDeliveryRow>(
+      this.db,
+      `SELECT ${DELIVERY_COLUMNS} FROM ${DELIVERY_FROM} WHERE d.id = $1`,
+      [id],
+    );
+    return row ?? null;
+  }
+
+  /**
+   * Sends a delivery again as soon as the events before it for the same
+   * contact are through: a failed one from the start of the retry schedule,
+   * a pending one without waiting for its next attempt, a delivered one once more.
+   */
+  async retryDelivery(id: string): Promise<boolean> {
+    const [row] = await rows<{ subscription_id: string; lane: string }>(
+      this.db,
+      `UPDATE event_deliveries SET state = 'pending', failures = 0, next_attempt_at = NULL
+       WHERE id = $1 RETURNING subscription_id, lane`,
+      [id],
+    );
+    if (!row) return false;
+    await this.db.query(
+      `UPDATE event_lanes SET next_attempt_at = now()
+       WHERE subscription_id = $1 AND lane = $2 AND next_attempt_at <> 'infinity'`,
+      [row.subscription_id, row.lane],
+    );
+    return true;
+  }
+
+  /**
+   * Queues the events created in [since, until) that the subscription would
+   * have received (its instance and types) for delivery again, oldest first,
+   * at most `limit`. How many it queued.
+   */
+  async replay(
+    subscription: EventSubscription,
+    since: Date,
+    until: Date,
+    limit: number,
+  ): Promise<number> {
+    const queued = await rows(
+      this.db,
+      `INSERT INTO event_deliveries (subscription_id, event_seq, lane)
+       SELECT $1, e.seq, e.lane FROM events e
+       WHERE e.created_at >= $2 AND e.created_at < $3 AND e.type = ANY($4::text[])
+         AND ($5::uuid IS NULL OR e.instance_id = $5)
+       ORDER BY e.seq LIMIT $6
+       RETURNING seq`,
+      [subscription.id, since, until, subscription.event_types, subscription.instance_id, limit],
+    );
+    return queued.length;
+  }
+
+  /** A `ping` event addressed to one subscription, and its delivery's id. */
+  async ping(subscription: EventSubscription): Promise<{ event_id: string; delivery_id: string }> {
+    const [row] = await rows<{ event_id: string; delivery_id: string }>(
+      this.db,
+      `WITH e AS (
+         INSERT INTO events (type, instance_id, lane, data)
+         VALUES ('ping', $2, 'ping:' || gen_random_uuid(),
+                 jsonb_build_object('subscription_id', $1::uuid, 'message', 'test event'))
+         RETURNING seq, id, lane
+       )
+       INSERT INTO event_deliveries (subscription_id, event_seq, lane)
+       SELECT $1, e.seq, e.lane FROM e
+       RETURNING id AS delivery_id, (SELECT id FROM e) AS event_id`,
+      [subscription.id, subscription.instance_id],
+    );
+    return row;
+  }
+
+  /** Per subscription with events waiting, the age in seconds of the oldest. */
+  oldestPending(): Promise<Array<{ subscription_id: string; age: number }>> {
+    return rows(
+      this.db,
+      `SELECT l.subscription_id, extract(epoch FROM now() - min(e.created_at))::float8 AS age
+       FROM event_lanes l
+       JOIN LATERAL (
+         SELECT d.event_seq FROM event_deliveries d
+         WHERE d.subscription_id = l.subscription_id AND d.lane = l.lane AND d.state = 'pending'
+         ORDER BY d.event_seq LIMIT 1
+       ) head ON true
+       JOIN events e ON e.seq = head.event_seq
+       GROUP BY l.subscription_id`,
+    );
+  }
+
+  /**
+   * Deletes up to `limit` events older than `days` with nothing pending
+   * (their deliveries go with them). How many it deleted.
+   */
+  async prune(days: number, limit: number): Promise<number> {
+    const deleted = await rows(
+      this.db,
+      `DELETE FROM events WHERE seq IN (
+         SELECT e.seq FROM events e
+         WHERE e.created_at < now() - $1::float8 * interval '1 day'
+           AND NOT EXISTS (SELECT 1 FROM event_deliveries d
+                           WHERE d.event_seq = e.seq AND d.state = 'pending')
+         ORDER BY e.created_at LIMIT $2)
+       RETURNING seq`,
+      [days, limit],
+    );
+    return deleted.length;
+  }
+}

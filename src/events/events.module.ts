@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+import { EventSender } from './event-sender.js';
+import { EventStore } from './event.store.js';
+import { TargetGuard } from './target-guard.js';
+
+/** Event forwarding without routes or loops: the store, the target guard and the sender. */
+@Module({
+  providers: [EventStore, TargetGuard, EventSender],
+  exports: [EventStore, TargetGuard, EventSender],
+})
+export class EventsModule {}
