@@ -8,6 +8,12 @@ import { freePort } from '../test/support/ports.js';
 import { clearRedisPrefixes, registerRedisPrefix } from '../test/support/redis-prefixes.js';
 import { readUntil, waitUntil } from '../test/support/wait.js';
 import {
+  EventReceiver,
+  describeEvent,
+  signatureValid,
+  type ReceivedEvent,
+} from '../simulator/event-receiver.js';
+import {
   PlatformSimulator,
   VALID_TOKEN,
   simulateMessage,
@@ -188,6 +194,24 @@ async function main(): Promise<void> {
   );
   show(`API key ${key.slice(0, 12)}… issued (shown once)`);
 
+  step('A client system subscribes to events (signed webhooks to its own URL)');
+  const receiver = await EventReceiver.start();
+  cleanups.push(() => receiver.stop());
+  const subscription = await api<{ id: string; secret: string }>(
+    `${base}/admin/event-subscriptions`,
+    'POST',
+    {
+      url: receiver.url,
+      event_types: ['message.received', 'message.sent', 'message.status'],
+      instance_id: instance.id,
+      description: 'demo CRM',
+    },
+    token,
+  );
+  show(
+    `subscription ${subscription.id} → ${receiver.url}, secret ${subscription.secret.slice(0, 12)}… (shown once)`,
+  );
+
   step('A user writes three messages in a row (signed webhooks from the simulator)');
   const target: WebhookTarget = {
     url: `${base}/webhooks/messenger`,
@@ -247,6 +271,30 @@ async function main(): Promise<void> {
   show(
     `platform ← text to recipient ${HIDDEN_USER.userId}: "${(hiddenAnswer.message.text as { body: string }).body}"`,
   );
+
+  step('The events the client system received, in order, each signature checked');
+  const wanted = (events: ReceivedEvent[], type: string) =>
+    events.filter((event) => event.event.type === type).length;
+  const events = await readUntil(
+    () => receiver.received,
+    (all) =>
+      wanted(all, 'message.received') >= 4 &&
+      wanted(all, 'message.sent') >= 3 &&
+      all.some(
+        (event) => event.event.type === 'message.status' && event.event.data.status === 'read',
+      ),
+    15_000,
+    100,
+  );
+  for (const received of events) {
+    const signature = signatureValid(subscription.secret, received)
+      ? '✓ signed'
+      : '✗ BAD SIGNATURE';
+    show(`${received.event.type.padEnd(16)} ${signature}  ${describeEvent(received)}`);
+  }
+  if (!events.every((received) => signatureValid(subscription.secret, received))) {
+    throw new Error('an event arrived without a valid signature');
+  }
 
   step('Done');
   show(`agent answer: "${replyText}"`);

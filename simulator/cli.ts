@@ -7,6 +7,7 @@ import {
   simulateTemplateEvent,
   type WebhookTarget,
 } from './platform-simulator.js';
+import { describeEvent, EventReceiver, signatureValid } from './event-receiver.js';
 
 const USAGE = `Platform simulator
 
@@ -14,6 +15,11 @@ const USAGE = `Platform simulator
       Serves the platform calls the service makes on 127.0.0.1 and logs each one.
       Point the service at it: PLATFORM_API_URL=http://127.0.0.1:4010
       Its wamids and media ids carry a part of their own per start: they never repeat.
+
+  npm run simulate -- receive [--port 4020] [--secret whsec_…]
+      A client system's end of event forwarding: receives the events the service POSTs
+      (subscribe http://127.0.0.1:4020/events with POST /admin/event-subscriptions) and
+      prints each, with its signature checked when --secret is the subscription's secret.
 
   npm run simulate -- message --from 5511999990000 --text "hi" [--name Ana] [--user-id BR.1A2B]
   npm run simulate -- message --user-id BR.1A2B --username ana.s --text "hi"
@@ -43,7 +49,7 @@ async function main(): Promise<void> {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
     options: {
-      port: { type: 'string', default: '4010' },
+      port: { type: 'string' },
       service: { type: 'string', default: 'http://127.0.0.1:3000' },
       secret: { type: 'string' },
       'phone-number-id': { type: 'string', default: '106540352242922' },
@@ -66,8 +72,27 @@ async function main(): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
+  if (command === 'receive') {
+    const receiver = await EventReceiver.start({
+      port: Number(values.port ?? 4020),
+      record: false,
+    });
+    const secret = values.secret;
+    receiver.onEvent = (received) => {
+      const signature = secret
+        ? signatureValid(secret, received)
+          ? 'signature valid'
+          : 'SIGNATURE INVALID'
+        : 'signature not checked (no --secret)';
+      process.stdout.write(
+        `${received.event.type} ${received.event.id} (${signature}) ${describeEvent(received)}\n`,
+      );
+    };
+    process.stdout.write(`event receiver on ${receiver.url}\n`);
+    return;
+  }
   if (command === 'serve') {
-    const simulator = await PlatformSimulator.start(Number(values.port));
+    const simulator = await PlatformSimulator.start(Number(values.port ?? 4010));
     simulator.onRequest = (request) =>
       process.stdout.write(
         `${request.method} ${request.path} ${request.body ? JSON.stringify(request.body).slice(0, 300) : ''}\n`,

@@ -38,6 +38,12 @@ describe('npm run demo and the simulator CLI', () => {
     expect(output).toContain(
       'platform ← text to recipient BR.8F3A21C9D0E4B7: "Hi Bia! You said: Oi, sou a Bia!"',
     );
+    // The subscribed client system's events, signature checked with standardwebhooks.
+    expect(output).toMatch(/message\.received +✓ signed +from 5511987654321: "Oi!"/);
+    expect(output).toMatch(/message\.sent +✓ signed +to 5511987654321 by agent: "Hi Ana!/);
+    expect(output).toMatch(/message\.sent +✓ signed +to 5511987654321 by api: "Seu pedido/);
+    expect(output).toMatch(/message\.status +✓ signed +wamid\.fake\d+ to 5511987654321 is read/);
+    expect(output).not.toContain('BAD SIGNATURE');
     expect(code).toBe(0);
   });
 

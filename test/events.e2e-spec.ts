@@ -299,18 +299,21 @@ describe('client event forwarding', () => {
       sent_by: 'api',
       message: { content: { body: 'Seu pedido saiu para entrega' } },
     });
-    for (const status of ['delivered', 'read', 'delivered'] as const) {
+    // One at a time: statuses of one wamid in the same batch apply as the latest only.
+    for (const [n, status] of (['delivered', 'read'] as const).entries()) {
       expect(await simulateStatus(target(), sent.body.wamid, status, { waId: customer })).toBe(200);
+      await readUntil(
+        () => receiver.ofType('message.status'),
+        (events) => events.length >= n + 1,
+      );
     }
-    const statuses = await readUntil(
-      () => receiver.ofType('message.status'),
-      (events) => events.length >= 2,
+    // A late "delivered" after "read" changes nothing, so it is no event.
+    expect(await simulateStatus(target(), sent.body.wamid, 'delivered', { waId: customer })).toBe(
+      200,
     );
     await new Promise((resolve) => setTimeout(resolve, 300)); // a third would have come by now
-    expect(receiver.ofType('message.status').map((r) => r.event.data.status)).toEqual([
-      'delivered',
-      'read',
-    ]);
+    const statuses = receiver.ofType('message.status');
+    expect(statuses.map((r) => r.event.data.status)).toEqual(['delivered', 'read']);
     expect(statuses[1].event.data).toMatchObject({
       previous_status: 'delivered',
       message: { wamid: sent.body.wamid },

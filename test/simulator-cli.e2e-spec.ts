@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { existsSync, rmSync, statSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { PlatformSimulator, VALID_TOKEN } from '../simulator/platform-simulator.js';
+import { newSigningSecret, signatureHeader } from '../src/events/event-signature.js';
 import { freePort } from './support/ports.js';
 import { runTool, startTool } from './support/tool-process.js';
 
@@ -113,6 +114,57 @@ describe('npm run simulate / simulator (simulator/run-tool.js)', () => {
       await running.waitForOutput(/GET \/v25\.0\/106540352242922/);
     } finally {
       await running.stop();
+    }
+  }, 90_000);
+
+  it('receives events as a client system would, with `simulate receive`, and checks their signature', async () => {
+    const port = await freePort();
+    const secret = newSigningSecret();
+    const receiving = startTool(process.execPath, [
+      LAUNCHER,
+      'simulator',
+      'receive',
+      '--port',
+      String(port),
+      '--secret',
+      secret,
+    ]);
+    try {
+      await receiving.waitForOutput(/event receiver on http:\/\/127\.0\.0\.1:\d+\/events/, 60_000);
+      const post = async (signWith: string, id: string) => {
+        const body = JSON.stringify({
+          id,
+          type: 'message.received',
+          created_at: new Date().toISOString(),
+          instance_id: null,
+          data: {
+            message: { wamid: 'wamid.R1', content: { text: { body: 'oi' } } },
+            contact: { wa_id: '5511900000000' },
+          },
+        });
+        const timestamp = Math.floor(Date.now() / 1000);
+        const answer = await fetch(`http://127.0.0.1:${port}/events`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'webhook-id': id,
+            'webhook-timestamp': String(timestamp),
+            'webhook-signature': signatureHeader([signWith], id, timestamp, body),
+            connection: 'close',
+          },
+          body,
+        });
+        await answer.arrayBuffer();
+        return answer.status;
+      };
+      expect(await post(secret, 'evt-good')).toBe(204);
+      await receiving.waitForOutput(
+        /message\.received evt-good \(signature valid\) from 5511900000000: "oi"/,
+      );
+      expect(await post(newSigningSecret(), 'evt-forged')).toBe(204);
+      await receiving.waitForOutput(/message\.received evt-forged \(SIGNATURE INVALID\)/);
+    } finally {
+      await receiving.stop();
     }
   }, 90_000);
 });
