@@ -3,15 +3,19 @@ import { benchRecovery, type RecoveryResult } from './recovery.bench.js';
 import { clearRedisPrefixes } from '../test/support/redis-prefixes.js';
 import { benchSend } from './send.bench.js';
 import { benchAck, benchPipeline, type Comparison } from './webhook.bench.js';
+import { benchEventsDrain, benchEventsLatency } from './events.bench.js';
 
 /**
- * `npm run bench [-- ack|pipeline|send|recovery] [--runs 3] [--duration 15] [--size 30000]`:
+ * `npm run bench [-- ack|pipeline|send|events|events-latency|recovery] [--runs 3]
+ * [--duration 15] [--size 30000] [--rate 1000]`:
  * measures the service beside bare baselines doing the same essential work
  * (bench/baselines), service and baseline one after the other, `runs` times
  * (the machine's speed drifts: each ratio is of one pair), and prints each
  * figure with its ratio, then the median ratio and the spread. Without a name
- * it runs ack, pipeline and send; recovery (crashes and outages, a few
- * minutes) only when named.
+ * it runs ack, pipeline, send, events (the pipeline with and without a client
+ * subscribed to every event) and events-latency (acknowledgement to the
+ * client's receipt at --rate deliveries/s); recovery (crashes and outages, a
+ * few minutes) only when named.
  */
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -32,6 +36,8 @@ async function main(): Promise<void> {
     // Twice the backlog once: the cost must grow linearly with it.
     ['pipeline', (run) => benchPipeline(size, run === 0)],
     ['send', () => benchSend(duration)],
+    ['events', () => benchEventsDrain(size)],
+    ['events-latency', () => benchEventsLatency(option('rate', 1000), duration)],
   ];
   try {
     for (const [name, bench] of benches) {

@@ -37,18 +37,18 @@ export interface Comparison {
 }
 
 /** The agent: counts the message ids it is given (keeps no calls) and answers each turn "ok". */
-async function startAgent(): Promise<FakeAgent> {
+export async function startAgent(): Promise<FakeAgent> {
   const agent = await FakeAgent.start({ record: false, keepAliveTimeout: 60_000 });
   agent.answerAlways(() => ({ body: { reply: 'ok' } }));
   return agent;
 }
 
 /** Signed deliveries, one new message each, spread over CONTACTS contacts. */
-function deliveries() {
+export function deliveries() {
   let sequence = 0;
   const ids: string[] = [];
   const run = randomBytes(3).toString('hex');
-  const next = (): { body: string; signature: string } => {
+  const next = (): { body: string; signature: string; id: string } => {
     const n = ++sequence;
     const from = `55119${String(n % CONTACTS).padStart(8, '0')}`;
     const id = `wamid.bench${run}-${n}`;
@@ -75,38 +75,52 @@ function deliveries() {
         },
       ),
     );
-    return { body, signature: webhookSignature(body, SECRET) };
+    return { body, signature: webhookSignature(body, SECRET), id };
   };
   return { next, ids };
 }
 
+/** Per-request hooks of a load run: which message a connection carries, and when it was acknowledged. */
+export interface LoadHooks {
+  /** Requests per second in all (open model); unset: as fast as 50 connections go. */
+  overallRate?: number;
+  onRequest?: (context: object, id: string) => void;
+  onAck?: (context: object) => void;
+}
+
 /** POSTs signed deliveries at concurrency 50, for a duration or a number of requests. */
-function load(
+export function load(
   url: string,
-  next: () => { body: string; signature: string },
+  next: () => { body: string; signature: string; id: string },
   limit: { duration?: number; amount?: number },
+  hooks: LoadHooks = {},
 ) {
   return autocannon({
     url: `${url}/webhooks/messenger`,
     connections: 50,
     ...limit,
+    ...(hooks.overallRate ? { overallRate: hooks.overallRate } : {}),
     requests: [
       {
         method: 'POST',
-        setupRequest: (request) => {
-          const { body, signature } = next();
+        setupRequest: (request, context: object) => {
+          const { body, signature, id } = next();
+          hooks.onRequest?.(context, id);
           return {
             ...request,
             body,
             headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature },
           };
         },
+        onResponse: (status: number, _body: string, context: object) => {
+          if (status === 200) hooks.onAck?.(context);
+        },
       },
     ],
   });
 }
 
-function serviceEnvironment(db: TestDatabase, platformUrl: string, agentUrl: string) {
+export function serviceEnvironment(db: TestDatabase, platformUrl: string, agentUrl: string) {
   return testEnvironment({
     NODE_ENV: 'production',
     METRICS_TOKEN: 'bench-metrics-token-0123456789',
@@ -124,7 +138,7 @@ function serviceEnvironment(db: TestDatabase, platformUrl: string, agentUrl: str
   }) as Record<string, string>;
 }
 
-async function connectInstance(api: ServiceProcess): Promise<void> {
+export async function connectInstance(api: ServiceProcess): Promise<void> {
   await createInstance(api.url, await adminToken(api.url), PHONE_NUMBER_ID, 'bench', {
     accessToken: PLATFORM_TOKEN,
     channelAccountId: CHANNEL_ACCOUNT_ID,
@@ -197,7 +211,14 @@ export async function benchAck(durationSeconds: number): Promise<Comparison> {
   }
 }
 
-interface Drain {
+/** A client subscribed to a drain's events: its subscription, and when it has them all. */
+export interface EventsSubscriber {
+  subscribe(api: ServiceProcess): Promise<void>;
+  /** Whether it has received an event for each of `messages` and each of `replies`. */
+  done(messages: number, replies: number): boolean;
+}
+
+export interface Drain {
   messagesPerSecond: number;
   /** Seconds until the worker answered its liveness probe. */
   bootSeconds?: number;
@@ -206,6 +227,8 @@ interface Drain {
   /** PostgreSQL transactions (each statement outside a transaction is one) per message. */
   statementsPerMessage: number;
   seconds: number;
+  /** Seconds until every reply was sent too (and, with a subscriber, every event received). */
+  completeSeconds?: number;
   lost: number;
   givenTwice: number;
   turns: number;
@@ -214,22 +237,28 @@ interface Drain {
 }
 
 /** Waits until the agent has been given every id (or `ms` passes); the seconds it took. */
-async function drained(agent: FakeAgent, ids: string[], started: number, ms: number) {
+export async function drained(agent: FakeAgent, ids: string[], started: number, ms: number) {
   await waitUntil(() => agent.given.size >= ids.length, started + ms - Date.now(), 100);
   return (Date.now() - started) / 1000;
 }
 
 /** A backlog of `size` acknowledged deliveries, drained by one `worker` process alone. */
-async function drainService(size: number, profile: boolean): Promise<Drain> {
+export async function drainService(
+  size: number,
+  profile: boolean,
+  events?: EventsSubscriber,
+  extraEnv: Record<string, string> = {},
+): Promise<Drain> {
   const db = await TestDatabase.create();
   const platform = await startZeroLatencyPlatform();
   const agent = await startAgent();
-  const env = serviceEnvironment(db, platform.url, agent.url);
+  const env = { ...serviceEnvironment(db, platform.url, agent.url), ...extraEnv };
   try {
     const api = await startService({ ...env, APP_ROLE: 'api', PORT: String(await freePort()) });
     const traffic = deliveries();
     try {
       await connectInstance(api);
+      if (events) await events.subscribe(api);
       const result = await load(api.url, traffic.next, { amount: size });
       if (result.non2xx + result.errors > 0)
         throw new Error('the backlog was not acknowledged whole');
@@ -255,12 +284,18 @@ async function drainService(size: number, profile: boolean): Promise<Drain> {
       }
     })();
     let seconds = 0;
+    let completeSeconds = 0;
     let peak = 0;
     try {
       seconds = await drained(agent, traffic.ids, started, 600_000);
       await storing;
       // Every turn answered: the replies still in flight reach the platform.
-      await waitUntil(() => platform.sends() >= agent.callCount, 10_000, 100);
+      await waitUntil(() => platform.sends() >= agent.callCount, 10_000, 50);
+      // With a subscriber: done once it has every message and every reply as events.
+      if (events) {
+        await waitUntil(() => events.done(traffic.ids.length, platform.sends()), 600_000, 50);
+      }
+      completeSeconds = (Date.now() - started) / 1000;
       await sleep(1000);
       peak = worker.memory().peakMiB;
     } finally {
@@ -275,6 +310,7 @@ async function drainService(size: number, profile: boolean): Promise<Drain> {
       bootSeconds: Math.round(bootSeconds * 10) / 10,
       storedSeconds: Math.round(storedSeconds * 10) / 10,
       seconds: Math.round(seconds * 10) / 10,
+      completeSeconds: Math.round(completeSeconds * 10) / 10,
       lost: traffic.ids.filter((id) => !agent.given.has(id)).length,
       givenTwice: [...agent.given.values()].filter((count) => count > 1).length,
       turns: agent.callCount,
@@ -289,7 +325,7 @@ async function drainService(size: number, profile: boolean): Promise<Drain> {
 }
 
 /** Transactions PostgreSQL committed or rolled back in this database so far. */
-async function transactions(db: TestDatabase): Promise<number> {
+export async function transactions(db: TestDatabase): Promise<number> {
   const [row] = await db.query<{ count: string }>(
     `SELECT xact_commit + xact_rollback AS count FROM pg_stat_database
      WHERE datname = current_database()`,

@@ -193,7 +193,7 @@ describe('client event forwarding', () => {
     // Refused targets: not a URL, http to another host, private and metadata addresses.
     for (const [url, why] of [
       ['not a url', /not a URL/],
-      ['http://example.com/hook', /http is allowed for localhost only/],
+      ['http://93.184.216.34/hook', /http is allowed for localhost \(or EVENT_TARGET_ALLOWLIST/],
       ['https://10.1.2.3/hook', /private address 10\.1\.2\.3/],
       ['https://169.254.169.254/latest/meta-data', /linkLocal address/],
       ['https://[fd00::1]/hook', /uniqueLocal address/],

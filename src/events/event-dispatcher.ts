@@ -11,6 +11,7 @@ import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { EventSender, type SendResult } from './event-sender.js';
 import { EventStore } from './event.store.js';
+import { EventWake } from './event-wake.js';
 import type { ClaimedDelivery, DeliveryAttempt, LaneResult } from './event.types.js';
 
 /** Deliveries of one lane taken per lease: sent one after the other, in order. */
@@ -46,14 +47,27 @@ export class EventDispatcher implements OnApplicationBootstrap, BeforeApplicatio
   private poller?: NodeJS.Timeout;
   private pruner?: NodeJS.Timeout;
   private readonly running = new Set<Promise<void>>();
+  private readonly claimBatch: number;
 
   constructor(
     private readonly config: AppConfig,
     private readonly store: EventStore,
     private readonly sender: EventSender,
     private readonly metrics: MetricsService,
+    wake: EventWake,
   ) {
+    // Woken once per event-loop turn at most, however many batches committed in it.
+    let woken = false;
+    wake.listen(() => {
+      if (woken) return;
+      woken = true;
+      setImmediate(() => {
+        woken = false;
+        this.fill();
+      });
+    });
     this.writer = new BatchWriter((lanes) => this.finish(lanes), FINISH_RETRY_DELAYS_MS);
+    this.claimBatch = Math.max(1, Math.floor(config.EVENT_CONCURRENCY / 4));
   }
 
   onApplicationBootstrap(): void {
@@ -82,7 +96,8 @@ export class EventDispatcher implements OnApplicationBootstrap, BeforeApplicatio
   private fill(): void {
     if (this.stopped || this.claiming) return;
     const room = this.config.EVENT_CONCURRENCY - this.lanesInFlight;
-    if (room <= 0) return;
+    // Lanes are claimed in batches (one round trip for many) unless none is in flight.
+    if (room <= 0 || (this.lanesInFlight > 0 && room < this.claimBatch)) return;
     this.claiming = true;
     this.store
       .claim(this.owner, room, PER_LANE, this.config.EVENT_LEASE_S)
@@ -107,17 +122,27 @@ export class EventDispatcher implements OnApplicationBootstrap, BeforeApplicatio
       );
   }
 
+  /**
+   * Sends a lane, then records it. Its slot is free once the sends are done:
+   * the lane stays leased in PostgreSQL until its result is written, so no
+   * other worker (nor this one) takes it meanwhile.
+   */
   private start(deliveries: ClaimedDelivery[]): void {
     this.lanesInFlight++;
+    let finished: Promise<void> | undefined;
     const run = this.runLane(deliveries)
-      .catch((error: unknown) =>
-        this.logger.error({ err: (error as Error).message }, 'event lane failed'),
-      )
+      .then((result) => {
+        finished = this.writer.write(result);
+      })
       .finally(() => {
         this.lanesInFlight--;
-        this.running.delete(run);
         this.fill();
-      });
+      })
+      .then(() => finished)
+      .catch((error: unknown) =>
+        this.logger.error({ err: (error as Error).message }, 'event lane not recorded'),
+      )
+      .finally(() => this.running.delete(run));
     this.running.add(run);
   }
 
@@ -125,7 +150,7 @@ export class EventDispatcher implements OnApplicationBootstrap, BeforeApplicatio
    * Sends a lane's deliveries in order, until one fails (it is retried on
    * schedule, the rest wait) or the lease would run out.
    */
-  private async runLane(deliveries: ClaimedDelivery[]): Promise<void> {
+  private async runLane(deliveries: ClaimedDelivery[]): Promise<LaneResult> {
     const { subscription_id: subscriptionId, lane } = deliveries[0];
     const leaseEnds =
       Date.now() + this.config.EVENT_LEASE_S * 1000 - this.config.EVENT_TIMEOUT_MS - 1000;
@@ -158,13 +183,7 @@ export class EventDispatcher implements OnApplicationBootstrap, BeforeApplicatio
       attempts.push(this.attempt(delivery, result, 'pending', failures, nextAttemptAt));
       break;
     }
-    await this.writer.write({
-      subscriptionId,
-      lane,
-      owner: this.owner,
-      attempts,
-      nextAttemptAt,
-    });
+    return { subscriptionId, lane, owner: this.owner, attempts, nextAttemptAt };
   }
 
   private attempt(
@@ -191,7 +210,6 @@ export class EventDispatcher implements OnApplicationBootstrap, BeforeApplicatio
    * EVENT_DISABLE_AFTER_S (or a 410 Gone) disables the subscription.
    */
   private async finish(results: LaneResult[]): Promise<void> {
-    await this.store.finish(results);
     const healthy = new Set<string>();
     const failing = new Set<string>();
     const gone = new Set<string>();
@@ -203,7 +221,8 @@ export class EventDispatcher implements OnApplicationBootstrap, BeforeApplicatio
       }
     }
     for (const id of healthy) failing.delete(id);
-    await this.store.markHealthy([...healthy]);
+    await this.store.finish(results, [...healthy]);
+    if (failing.size === 0 && gone.size === 0) return;
     const disabled = await this.store.markFailing(
       [...failing],
       [...gone],

@@ -1,7 +1,8 @@
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import type { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
-import axios, { AxiosError } from 'axios';
 import { keepAliveAgents } from '../common/http-agents.js';
 import { LocalCache } from '../common/local-cache.js';
 import { AppConfig } from '../config/app-config.js';
@@ -68,44 +69,72 @@ export class EventSender {
     }
     const timestamp = Math.floor(now / 1000);
     try {
-      const response = await axios.post<Readable>(delivery.url, delivery.body, {
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'messaging-connector',
-          'webhook-id': delivery.event_id,
-          'webhook-timestamp': String(timestamp),
-          'webhook-signature': signatureHeader(
-            this.signingSecrets(delivery, now),
-            delivery.event_id,
-            timestamp,
-            delivery.body,
-          ),
-        },
-        transformRequest: [(data: string) => data],
-        timeout: this.config.EVENT_TIMEOUT_MS,
-        maxRedirects: 0,
-        responseType: 'stream',
-        decompress: false,
-        validateStatus: () => true,
-        httpAgent: this.agents.http,
-        httpsAgent: this.agents.https,
-        proxy: false,
+      const answer = await this.post(delivery.url, delivery.body, {
+        'content-type': 'application/json',
+        'user-agent': 'messaging-connector',
+        'webhook-id': delivery.event_id,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signatureHeader(
+          this.signingSecrets(delivery, now),
+          delivery.event_id,
+          timestamp,
+          delivery.body,
+        ),
       });
-      const status = response.status;
-      const excerpt = await readExcerpt(response.data, RESPONSE_EXCERPT_BYTES);
-      const retryAfter = RETRY_AFTER_STATUSES.has(status)
-        ? retryAfterSeconds(response.headers['retry-after'], now)
-        : null;
       return {
-        ok: status >= 200 && status < 300,
-        status,
-        response: excerpt,
+        ok: answer.status >= 200 && answer.status < 300,
+        status: answer.status,
+        response: answer.excerpt,
         error: null,
-        retryAfterS: retryAfter,
+        retryAfterS: RETRY_AFTER_STATUSES.has(answer.status)
+          ? retryAfterSeconds(answer.retryAfter, now)
+          : null,
       };
     } catch (error) {
       return failed(describe(error));
     }
+  }
+
+  /**
+   * One POST with Node's own client (per event, the lightest there is): the
+   * status, Retry-After and the first bytes of the answer. The whole exchange
+   * must end within EVENT_TIMEOUT_MS; a redirect is an answer like any other.
+   */
+  private post(
+    url: string,
+    body: string,
+    headers: Record<string, string>,
+  ): Promise<{ status: number; retryAfter: string | undefined; excerpt: string | null }> {
+    const target = new URL(url);
+    const secure = target.protocol === 'https:';
+    return new Promise((resolve, reject) => {
+      const request = (secure ? httpsRequest : httpRequest)(
+        target,
+        {
+          method: 'POST',
+          agent: secure ? this.agents.https : this.agents.http,
+          headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        },
+        (response) => {
+          readExcerpt(response, RESPONSE_EXCERPT_BYTES).then(
+            (excerpt) =>
+              resolve({
+                status: response.statusCode ?? 0,
+                retryAfter: response.headers['retry-after'],
+                excerpt,
+              }),
+            reject,
+          );
+        },
+      );
+      const timer = setTimeout(
+        () => request.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })),
+        this.config.EVENT_TIMEOUT_MS,
+      );
+      request.on('close', () => clearTimeout(timer));
+      request.on('error', reject);
+      request.end(body);
+    });
   }
 
   /** The current secret, and the previous one during its grace period. */
@@ -131,21 +160,25 @@ export class EventSender {
   }
 }
 
-/** Reads up to `limit` bytes of a response, then drops the connection's remaining body. */
+/** Most of an answer read to keep its connection for the next event; a longer one is cut. */
+const DRAIN_LIMIT_BYTES = 64 * 1024;
+
+/** Reads up to `limit` bytes of a response (the rest, when short, is read and dropped). */
 async function readExcerpt(stream: Readable, limit: number): Promise<string | null> {
   const chunks: Buffer[] = [];
   let size = 0;
   try {
     for await (const chunk of stream) {
       const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-      chunks.push(buffer);
+      if (size < limit) chunks.push(buffer);
       size += buffer.length;
-      if (size >= limit) break;
+      if (size >= DRAIN_LIMIT_BYTES) {
+        stream.destroy();
+        break;
+      }
     }
   } catch {
     // A body cut short still has its status; what was read is kept.
-  } finally {
-    stream.destroy();
   }
   if (size === 0) return null;
   // Invalid UTF-8 and NUL (which PostgreSQL text refuses) become U+FFFD.
@@ -168,13 +201,10 @@ function retryAfterSeconds(value: unknown, now: number): number | null {
 
 /** A failure without an answer, in words that carry no URL or secret. */
 function describe(error: unknown): string {
-  if (error instanceof AxiosError) {
-    if (error.code === 'ECONNABORTED' || error.code === 'ETIMEDOUT') return 'timed out';
-    const cause: (Error & { code?: string }) | undefined = error.cause;
-    if (error.code === 'ETARGETREFUSED' || cause?.code === 'ETARGETREFUSED') {
-      return `target refused: ${(cause ?? error).message}`.slice(0, 300);
-    }
-    return `no answer: ${error.code ?? cause?.code ?? 'connection failed'}`;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === 'ETIMEDOUT') return 'timed out';
+  if (code === 'ETARGETREFUSED') {
+    return `target refused: ${(error as Error).message}`.slice(0, 300);
   }
-  return 'no answer: connection failed';
+  return `no answer: ${typeof code === 'string' ? code : 'connection failed'}`;
 }

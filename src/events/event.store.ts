@@ -186,60 +186,51 @@ export class EventStore {
 
   /**
    * Records the attempts of leased lanes and lets the lanes go on (now, or
-   * when a failed head is due again). A lane whose lease another worker has
-   * taken meanwhile is left to it; attempts on deliveries no longer pending
-   * are not recorded twice.
+   * when a failed head is due again), in one statement; a success also ends
+   * its subscription's run of failures (`healthy`). A lane whose lease another
+   * worker has taken meanwhile is left to it; attempts on deliveries no longer
+   * pending are not recorded twice.
    */
-  async finish(results: LaneResult[]): Promise<void> {
+  async finish(results: LaneResult[], healthy: string[]): Promise<void> {
     const attempts = results.flatMap((lane) => lane.attempts);
-    if (attempts.length > 0) {
-      await prepared(
-        this.db,
-        'event_deliveries_attempted',
-        `UPDATE event_deliveries d SET state = a.state, attempts = d.attempts + 1,
+    await prepared(
+      this.db,
+      'event_lanes_finish',
+      `WITH attempted AS (
+         UPDATE event_deliveries d SET state = a.state, attempts = d.attempts + 1,
            failures = a.failures, last_attempt_at = now(), last_status = a.status,
            last_response = a.response, last_error = a.error, next_attempt_at = a.next_attempt_at,
            delivered_at = CASE WHEN a.state = 'delivered' THEN now() END
          FROM unnest($1::bigint[], $2::text[], $3::int[], $4::int[], $5::text[], $6::text[],
                      $7::timestamptz[])
            AS a(seq, state, failures, status, response, error, next_attempt_at)
-         WHERE d.seq = a.seq AND d.state = 'pending'`,
-        [
-          attempts.map((a) => a.seq),
-          attempts.map((a) => a.state),
-          attempts.map((a) => a.failures),
-          attempts.map((a) => a.status),
-          attempts.map((a) => a.response),
-          attempts.map((a) => a.error),
-          attempts.map((a) => a.nextAttemptAt),
-        ],
-      );
-    }
-    await prepared(
-      this.db,
-      'event_lanes_release',
-      `UPDATE event_lanes l SET lease_owner = NULL, leased_until = NULL,
+         WHERE d.seq = a.seq AND d.state = 'pending'
+         RETURNING d.seq
+       ), recovered AS (
+         UPDATE event_subscriptions SET failing_since = NULL
+         WHERE id = ANY($12::uuid[]) AND failing_since IS NOT NULL
+         RETURNING id
+       )
+       UPDATE event_lanes l SET lease_owner = NULL, leased_until = NULL,
          next_attempt_at = CASE WHEN l.next_attempt_at = 'infinity' THEN l.next_attempt_at
                                 ELSE r.next_attempt_at END
-       FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::timestamptz[])
+       FROM unnest($8::uuid[], $9::text[], $10::uuid[], $11::timestamptz[])
          AS r(subscription_id, lane, owner, next_attempt_at)
        WHERE l.subscription_id = r.subscription_id AND l.lane = r.lane AND l.lease_owner = r.owner`,
       [
+        attempts.map((a) => a.seq),
+        attempts.map((a) => a.state),
+        attempts.map((a) => a.failures),
+        attempts.map((a) => a.status),
+        attempts.map((a) => a.response),
+        attempts.map((a) => a.error),
+        attempts.map((a) => a.nextAttemptAt),
         results.map((r) => r.subscriptionId),
         results.map((r) => r.lane),
         results.map((r) => r.owner),
         results.map((r) => r.nextAttemptAt),
+        healthy,
       ],
-    );
-  }
-
-  /** A success ends a subscription's run of failures. */
-  async markHealthy(ids: string[]): Promise<void> {
-    if (ids.length === 0) return;
-    await this.db.query(
-      `UPDATE event_subscriptions SET failing_since = NULL
-       WHERE id = ANY($1::uuid[]) AND failing_since IS NOT NULL`,
-      [ids],
     );
   }
 

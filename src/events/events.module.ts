@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
 import { EventSender } from './event-sender.js';
+import { EventWake } from './event-wake.js';
 import { EventStore } from './event.store.js';
 import { TargetGuard } from './target-guard.js';
 
 /** Event forwarding without routes or loops: the store, the target guard and the sender. */
 @Module({
-  providers: [EventStore, TargetGuard, EventSender],
-  exports: [EventStore, TargetGuard, EventSender],
+  providers: [EventStore, TargetGuard, EventSender, EventWake],
+  exports: [EventStore, TargetGuard, EventSender, EventWake],
 })
 export class EventsModule {}

@@ -44,7 +44,7 @@ describe('TargetGuard: where events may be sent', () => {
     const guard = guardWith(PRODUCTION, zone);
     await expect(guard.assertUrl('https://hooks.example.com/x')).resolves.toBeUndefined();
     const refusals: Array<[string, RegExp]> = [
-      ['http://hooks.example.com/x', /https only/],
+      ['http://hooks.example.com/x', /production takes https/],
       ['https://localhost/x', /does not resolve|loopback/],
       ['https://127.0.0.1/x', /a loopback address 127\.0\.0\.1/],
       ['https://[::1]/x', /a loopback address ::1/],
@@ -69,6 +69,11 @@ describe('TargetGuard: where events may be sent', () => {
       zone,
     );
     await expect(guard.assertUrl('https://internal.example.com/x')).resolves.toBeUndefined();
+    // Plain http inside the deployment: to allow-listed addresses only.
+    await expect(guard.assertUrl('http://internal.example.com/x')).resolves.toBeUndefined();
+    await expect(guard.assertUrl('http://hooks.example.com/x')).rejects.toMatchObject({
+      code: 'event_target_refused',
+    });
     expect(guard.refusal('fd00::1')).toBeNull();
     expect(guard.refusal('10.21.0.1')).toBe('a private');
   });

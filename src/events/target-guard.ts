@@ -57,16 +57,25 @@ export class TargetGuard {
     }
     if (parsed.username || parsed.password) throw refused('it must not carry credentials');
     const host = hostOf(parsed);
-    if (parsed.protocol === 'http:') {
-      if (this.config.isProduction) throw refused('production takes https only');
-      if (!isLocalName(host)) throw refused('http is allowed for localhost only; use https');
-    } else if (parsed.protocol !== 'https:') {
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
       throw refused('it must be an https URL');
     }
+    let addresses: LookupAddress[];
     try {
-      await this.check(host);
+      addresses = await this.check(host);
     } catch (error) {
       throw refused(error instanceof Error ? error.message : String(error));
+    }
+    // Plain http: to localhost outside production; to allow-listed (internal) addresses always.
+    if (parsed.protocol === 'http:' && !addresses.every(({ address }) => this.listed(address))) {
+      if (this.config.isProduction) {
+        throw refused('production takes https (or http to EVENT_TARGET_ALLOWLIST addresses)');
+      }
+      if (!isLocalName(host)) {
+        throw refused(
+          'http is allowed for localhost (or EVENT_TARGET_ALLOWLIST addresses) only; use https',
+        );
+      }
     }
   }
 
@@ -95,15 +104,22 @@ export class TargetGuard {
     );
   };
 
+  /** Whether an address is in EVENT_TARGET_ALLOWLIST. */
+  private listed(address: string): boolean {
+    let parsed = ipaddr.parse(address);
+    if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
+      parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+    }
+    return this.allowed.some((range) => parsed.kind() === range[0].kind() && parsed.match(range));
+  }
+
   /** Why an address is refused (its range), or null when it is allowed. */
   refusal(address: string): string | null {
     let parsed = ipaddr.parse(address);
     if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
       parsed = (parsed as ipaddr.IPv6).toIPv4Address();
     }
-    if (this.allowed.some((range) => parsed.kind() === range[0].kind() && parsed.match(range))) {
-      return null;
-    }
+    if (this.listed(address)) return null;
     const range = parsed.range();
     if (range === 'unicast') return null;
     if (range === 'loopback' && !this.config.isProduction) return null;

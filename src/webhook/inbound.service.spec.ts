@@ -1,3 +1,4 @@
+import { EventWake } from '../events/event-wake.js';
 import type { BufferSpan, ContactBuffer } from '../agent/contact-buffer.js';
 import type { Instance } from '../instances/instance.types.js';
 import type { InstancesService } from '../instances/instances.service.js';
@@ -101,6 +102,7 @@ describe('InboundService (stores faked)', () => {
       messages as unknown as MessageStore,
       templateStore,
       new MetricsService(),
+      new EventWake(),
     );
   });
 

@@ -3,6 +3,7 @@ import { ContactBuffer, type BufferSpan } from '../agent/contact-buffer.js';
 import type { WebhookDelivery } from '../queue/queues.js';
 import { sqlState } from '../database/sql.js';
 import type { Instance } from '../instances/instance.types.js';
+import { EventWake } from '../events/event-wake.js';
 import { InstancesService } from '../instances/instances.service.js';
 import { identityKey } from '../messages/contact-identity.js';
 import { MessageStore } from '../messages/message.store.js';
@@ -92,6 +93,7 @@ export class InboundService {
     private readonly messages: MessageStore,
     private readonly templates: TemplateStore,
     private readonly metrics: MetricsService,
+    private readonly events: EventWake,
   ) {}
 
   async processBatch(deliveries: WebhookDelivery[]): Promise<DeliveryResult> {
@@ -151,6 +153,8 @@ export class InboundService {
         );
       }
     }
+    // Stored messages and statuses are events now: the dispatcher need not wait for its poll.
+    if (result.stored + result.statuses + result.templateEvents > 0) this.events.notify();
     // One flush per contact, however many of its messages the batch held.
     await this.buffer.scheduleAll([...recheck.values()], started);
     return result;

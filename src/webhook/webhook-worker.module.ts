@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AgentModule } from '../agent/agent.module.js';
+import { EventsModule } from '../events/events.module.js';
 import { InstancesModule } from '../instances/instances.module.js';
 import { MessagesModule } from '../messages/messages.module.js';
 import { TemplatesModule } from '../templates/templates.module.js';
@@ -8,7 +9,7 @@ import { InboundService } from './inbound.service.js';
 
 /** The workers of the webhook pipeline (APP_ROLE all or worker). */
 @Module({
-  imports: [InstancesModule, MessagesModule, TemplatesModule, AgentModule],
+  imports: [InstancesModule, MessagesModule, TemplatesModule, AgentModule, EventsModule],
   providers: [InboundService, DeliveryConsumer],
 })
 export class WebhookWorkerModule {}
