@@ -21,6 +21,7 @@ import { MetricsModule } from './metrics/metrics.module.js';
 import { RedisModule } from './redis/redis.module.js';
 import { SendApiModule } from './send/send-api.module.js';
 import { SendWorkerModule } from './send/send-worker.module.js';
+import { ContactsApiModule } from './contacts/contacts-api.module.js';
 import { EventsApiModule } from './events/events-api.module.js';
 import { EventsWorkerModule } from './events/events-worker.module.js';
 import { TurnsApiModule } from './turns/turns-api.module.js';
@@ -56,6 +57,7 @@ export class AppModule {
         WebhookApiModule,
         TurnsApiModule,
         EventsApiModule,
+        ContactsApiModule,
       );
     }
     if (config.runsWorkers) imports.push(WebhookWorkerModule, SendWorkerModule, EventsWorkerModule);

@@ -28,6 +28,8 @@ const TAGS: Record<string, string> = {
   'phone numbers': "An instance's phone numbers: list, register, request and verify a code",
   send: 'Send every message type the platform offers (API key)',
   messages: 'Messages sent and received, read back by wamid',
+  contacts:
+    "An instance's contacts and their conversations; a person takes a contact over from the agent (handoff)",
   media: 'Upload media for sends; download media users sent',
   webhook: "The platform's webhook: subscription check and signed deliveries",
   health: 'Kubernetes probes',

@@ -9,12 +9,17 @@ import type { AgentRequest } from './agent-payload.js';
 export type AgentAnswer =
   { kind: 'none' } | { kind: 'reply'; text: string } | { kind: 'replies'; replies: unknown[] };
 
+/** The agent asks for a person: `{ "handoff": true, "reason": "…", "reply": "optional text" }`. */
+export interface AgentHandoff {
+  reason: string | null;
+}
+
 /** Statuses after which the same call may succeed later; any other 3xx/4xx is final. */
 export const RETRYABLE_AGENT_STATUSES: ReadonlySet<number> = new Set([408, 429]);
 
 /** One call to the agent: its answer, or why it failed and whether a later attempt may succeed. */
 export type AgentAttempt =
-  | { ok: true; answer: AgentAnswer; raw: unknown }
+  | { ok: true; answer: AgentAnswer; raw: unknown; handoff: AgentHandoff | null }
   | { ok: false; retryable: boolean; reason: string; retryAfterMs?: number };
 
 /**
@@ -67,7 +72,12 @@ export class AgentClient implements OnApplicationShutdown {
       return { ok: false, retryable: true, reason: `agent unreachable (${code})` };
     }
     if (response.status >= 200 && response.status < 300) {
-      return { ok: true, answer: parseAnswer(response.status, response.data), raw: response.data };
+      return {
+        ok: true,
+        answer: parseAnswer(response.status, response.data),
+        raw: response.data,
+        handoff: parseHandoff(response.data),
+      };
     }
     return {
       ok: false,
@@ -88,4 +98,11 @@ export function parseAnswer(status: number, data: unknown): AgentAnswer {
     return { kind: 'reply', text: body.reply };
   }
   return { kind: 'none' };
+}
+
+/** The agent's request for a person, when its answer makes one. */
+export function parseHandoff(data: unknown): AgentHandoff | null {
+  const body = data as { handoff?: unknown; reason?: unknown } | null;
+  if (typeof body !== 'object' || body === null || body.handoff !== true) return null;
+  return { reason: typeof body.reason === 'string' ? body.reason.slice(0, 500) : null };
 }

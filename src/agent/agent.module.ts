@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { DeliveryBacklog } from '../queue/delivery-backlog.js';
 import { BUFFER_QUEUE, registerQueue } from '../queue/queues.js';
 import { InstancesModule } from '../instances/instances.module.js';
 import { MessagesModule } from '../messages/messages.module.js';
@@ -7,7 +6,7 @@ import { SendModule } from '../send/send.module.js';
 import { TurnsModule } from '../turns/turns.module.js';
 import { AgentClient } from './agent-client.js';
 import { BufferProcessor } from './buffer.processor.js';
-import { ContactBuffer } from './contact-buffer.js';
+import { ContactBufferModule } from './contact-buffer.module.js';
 import { ReplySender } from './reply-sender.js';
 import { TurnRunner } from './turn-runner.js';
 import { TurnSweeper } from './turn-sweeper.js';
@@ -15,17 +14,15 @@ import { TurnProcessor } from './turn.processor.js';
 
 /** Buffers each contact's burst and runs its turns with the agent (APP_ROLE all or worker). */
 @Module({
-  imports: [registerQueue(BUFFER_QUEUE), InstancesModule, MessagesModule, SendModule, TurnsModule],
-  providers: [
-    AgentClient,
-    ContactBuffer,
-    DeliveryBacklog,
-    ReplySender,
-    TurnRunner,
-    TurnSweeper,
-    BufferProcessor,
-    TurnProcessor,
+  imports: [
+    registerQueue(BUFFER_QUEUE),
+    ContactBufferModule,
+    InstancesModule,
+    MessagesModule,
+    SendModule,
+    TurnsModule,
   ],
-  exports: [ContactBuffer],
+  providers: [AgentClient, ReplySender, TurnRunner, TurnSweeper, BufferProcessor, TurnProcessor],
+  exports: [ContactBufferModule],
 })
 export class AgentModule {}

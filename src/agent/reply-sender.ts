@@ -16,6 +16,7 @@ import {
 } from '../send/send-kinds.js';
 import { SendService } from '../send/send.service.js';
 import type { NewTurnPart, TurnPartRow, TurnRow } from '../turns/turn-states.js';
+import { MessageStore } from '../messages/message.store.js';
 import { TurnStore } from '../turns/turn.store.js';
 import type { AgentAnswer } from './agent-client.js';
 import { splitReply } from './reply-splitter.js';
@@ -34,7 +35,9 @@ export type SendStep =
   /** A part must wait before its next attempt. */
   | { kind: 'wait'; delayMs: number; error: string }
   /** Another worker took the turn over. */
-  | { kind: 'lost' };
+  | { kind: 'lost' }
+  /** A person took the contact over: the parts not sent were skipped. */
+  | { kind: 'handed_over'; lastSent?: { position: number; wamid: string } };
 
 /** Tries to record a sent part this many times before giving up (the database blinking). */
 const RECORD_ATTEMPTS = 5;
@@ -77,6 +80,7 @@ export class ReplySender {
     private readonly turns: TurnStore,
     private readonly sender: SendService,
     private readonly metrics: MetricsService,
+    private readonly messages: MessageStore,
   ) {}
 
   /**
@@ -159,8 +163,18 @@ export class ReplySender {
   ): Promise<SendStep> {
     let failure: string | null = null;
     let lastSent: { position: number; wamid: string } | undefined;
-    for (const part of parts) {
+    for (const [index, part] of parts.entries()) {
       if (!lease.held) return { kind: 'lost' };
+      // A person took over (a handoff, or their own send): the agent says no more.
+      if (await this.messages.pausedForAgent(turn.contact_id)) {
+        for (const skipped of parts.slice(index)) {
+          await this.turns.settlePart(turn.id, skipped.position, 'skipped', {
+            error: 'a person took the contact over',
+          });
+        }
+        this.metrics.replyParts.inc({ outcome: 'skipped' }, parts.length - index);
+        return { kind: 'handed_over', lastSent };
+      }
       const kind = part.kind as SendKind;
       const request = plainToInstance(
         SEND_DTO_CLASSES[kind] as ClassConstructor<SendRequests[SendKind]>,

@@ -144,6 +144,9 @@ export class TurnRunner {
     }
     const sent = await this.replies.sendQueued(turn, instance, recipient, parts, deadline, lease);
     if (sent.kind === 'lost') return 'lost';
+    if (sent.kind === 'handed_over') {
+      return this.end(turn, lease, 'skipped', 'a person took the contact over', sent.lastSent);
+    }
     if (sent.kind === 'wait') return this.waitForRetry(turn, lease, sent.delayMs, sent.error);
     // A resumed turn may have failed parts from before: they count too.
     const failure = sent.failure ?? (loaded ? null : await this.turns.firstPartFailure(turn.id));
@@ -182,6 +185,15 @@ export class TurnRunner {
 
     if (attempt.ok) {
       this.metrics.agentAttempts.inc({ outcome: 'ok' });
+      if (attempt.handoff) {
+        // The agent asks for a person: it pauses for the contact, its reply (if any) still goes.
+        await this.messages.startHandoff(
+          turn.contact_id,
+          new Date(Date.now() + this.config.HANDOFF_DEFAULT_S * 1000),
+          attempt.handoff.reason ?? 'the agent asked for a person',
+          'agent',
+        );
+      }
       const parts = await this.replies.partsOf(attempt.answer, recipient);
       const stored = await this.turns.storeAnswer(
         turn.id,

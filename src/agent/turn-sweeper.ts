@@ -104,6 +104,8 @@ export class TurnSweeper implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   async sweep(): Promise<SweepResult> {
+    // Pauses whose time is up end (each a contact.handoff event); the agent answers again.
+    await this.messages.endExpiredHandoffs();
     // While the workers are behind the webhook, buffers are due as of how far they have read.
     const asOf = await this.buffer.dueAsOf();
     const overdue = await this.messages.overdueContacts(

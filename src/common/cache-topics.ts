@@ -1,6 +1,8 @@
 /** Invalidation topics of the request-path caches (CacheInvalidationService). */
 export const INSTANCE_TOPIC = 'instance';
 export const API_KEY_TOPIC = 'api-key';
+/** A contact's send window (key `instanceId:address`): dropped when it opts out. */
+export const WINDOW_TOPIC = 'window';
 
 /**
  * Upper bound on how long a cached instance or API key may outlive a change

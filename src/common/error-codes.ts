@@ -15,6 +15,7 @@ export const ERROR_STATUS = {
   turn_not_found: 404,
   event_subscription_not_found: 404,
   event_delivery_not_found: 404,
+  contact_not_found: 404,
   method_not_allowed: 405,
   instance_inactive: 409,
   instance_exists: 409,
@@ -24,6 +25,7 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   service_window_closed: 422,
   event_target_refused: 422,
+  contact_opted_out: 422,
   platform_rejected: 422,
   rate_limited: 429,
   platform_rate_limited: 429,
@@ -51,6 +53,7 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   turn_not_found: 'no turn with that id',
   event_subscription_not_found: 'no event subscription with that id',
   event_delivery_not_found: 'no event delivery with that id',
+  contact_not_found: 'no contact with that number or user id for the instance',
   method_not_allowed: 'the route does not take that method',
   instance_inactive: 'the instance is deactivated',
   instance_exists: 'an instance for that phone_number_id exists already',
@@ -60,6 +63,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   unsupported_media_type: 'an upload of a type the platform does not take',
   service_window_closed:
     'a non-template send to a contact with no inbound message in the last 24 hours',
+  contact_opted_out:
+    'a non-template send to a contact who opted out with a stop word (until they opt in again)',
   event_target_refused:
     'an event subscription URL that is not https in production, or resolves to a loopback, private, link-local or metadata address',
   platform_rejected:

@@ -422,6 +422,30 @@ export class AppConfig {
   @Validate(AddressListConstraint, ['EVENT_TARGET_ALLOWLIST'])
   EVENT_TARGET_ALLOWLIST: string[] = [];
 
+  /** A person's send to a contact pauses the agent for it this long (0: never). */
+  @Type(() => Number)
+  @IsNumber({}, { message: 'HANDOFF_AUTO_PAUSE_S must be a number of seconds from 0 to 604800' })
+  @Min(0, { message: 'HANDOFF_AUTO_PAUSE_S must be a number of seconds from 0 to 604800' })
+  @Max(604800, { message: 'HANDOFF_AUTO_PAUSE_S must be a number of seconds from 0 to 604800' })
+  HANDOFF_AUTO_PAUSE_S = 1800;
+
+  /** How long a handoff without `until` (or one the agent asked for) lasts. */
+  @Type(() => Number)
+  @IsNumber({}, { message: 'HANDOFF_DEFAULT_S must be a number of seconds from 1 to 2592000' })
+  @Min(1, { message: 'HANDOFF_DEFAULT_S must be a number of seconds from 1 to 2592000' })
+  @Max(2592000, { message: 'HANDOFF_DEFAULT_S must be a number of seconds from 1 to 2592000' })
+  HANDOFF_DEFAULT_S = 86400;
+
+  /** An inbound text that is exactly one of these (any case) opts its contact out. */
+  @Transform(toList)
+  @IsString({ each: true, message: 'OPT_OUT_WORDS must be words, comma-separated' })
+  OPT_OUT_WORDS: string[] = ['STOP', 'PARAR', 'SAIR', 'CANCELAR', 'UNSUBSCRIBE'];
+
+  /** An inbound text that is exactly one of these (any case) opts its contact back in. */
+  @Transform(toList)
+  @IsString({ each: true, message: 'OPT_IN_WORDS must be words, comma-separated' })
+  OPT_IN_WORDS: string[] = ['START', 'VOLTAR', 'INICIAR', 'SUBSCRIBE'];
+
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: LogLevel = 'info';
 

@@ -10,6 +10,7 @@ import { DurableTurns1764100000000 } from './migrations/1764100000000-durable-tu
 import { ContactIdentities1764200000000 } from './migrations/1764200000000-contact-identities.js';
 import { TemplateEventsOnce1764300000000 } from './migrations/1764300000000-template-events-once.js';
 import { EventForwarding1764400000000 } from './migrations/1764400000000-event-forwarding.js';
+import { ConversationsAndHandoff1764500000000 } from './migrations/1764500000000-conversations-and-handoff.js';
 
 export const MIGRATIONS = [
   InitialSchema1763740800000,
@@ -20,6 +21,7 @@ export const MIGRATIONS = [
   ContactIdentities1764200000000,
   TemplateEventsOnce1764300000000,
   EventForwarding1764400000000,
+  ConversationsAndHandoff1764500000000,
 ];
 
 /** Any constant: every process that migrates takes the same PostgreSQL advisory lock. */

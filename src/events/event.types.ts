@@ -6,6 +6,7 @@ export const EVENT_TYPES = [
   'template.status',
   'turn.failed',
   'instance.status',
+  'contact.handoff',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

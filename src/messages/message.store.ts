@@ -7,7 +7,10 @@ import type { IdentityChange, IdentityRow } from './contact-identity.js';
 import {
   STATUS_RANK,
   type AwaitingSpan,
+  type Contact,
   type ContactKeys,
+  type HandoffBy,
+  type Message,
   type SentBy,
   type StatusRow,
   type StoredMessage,
@@ -38,6 +41,8 @@ export interface InboundRow {
   body: string;
   sentAt: Date;
   receivedAt: Date;
+  /** false: stored without going to the agent (a stop or start word). */
+  answer?: boolean;
 }
 
 const STATUS_RANK_SQL = (column: string): string =>
@@ -73,16 +78,21 @@ export class MessageStore {
    * When the contact a send names last wrote: by number, or by user id (or
    * parent id, which several contacts may share: the latest of them).
    */
-  async lastInbound(instanceId: string, address: string, byNumber: boolean): Promise<Date | null> {
-    const [contact] = await rows<{ last: Date | null }>(
+  async lastInbound(
+    instanceId: string,
+    address: string,
+    byNumber: boolean,
+  ): Promise<{ last: Date | null; optedOut: boolean }> {
+    const [contact] = await rows<{ last: Date | null; opted_out: boolean | null }>(
       this.db,
       byNumber
-        ? 'SELECT last_inbound_at AS last FROM contacts WHERE instance_id = $1 AND wa_id = $2'
-        : `SELECT max(last_inbound_at) AS last FROM contacts
-           WHERE instance_id = $1 AND (user_id = $2 OR parent_user_id = $2)`,
+        ? `SELECT last_inbound_at AS last, opted_out_at IS NOT NULL AS opted_out FROM contacts
+           WHERE instance_id = $1 AND wa_id = $2`
+        : `SELECT max(last_inbound_at) AS last, bool_or(opted_out_at IS NOT NULL) AS opted_out
+           FROM contacts WHERE instance_id = $1 AND (user_id = $2 OR parent_user_id = $2)`,
       [instanceId, address],
     );
-    return contact?.last ?? null;
+    return { last: contact?.last ?? null, optedOut: contact?.opted_out ?? false };
   }
 
   /**
@@ -315,7 +325,8 @@ export class MessageStore {
    * tells, per contact, how many it stored and whether they started its
    * buffer: the statement's snapshot does not see the rows it inserts, so a
    * waiting message it sees was there before. With `awaitTurn` false (no
-   * agent), messages are stored without waiting for a turn.
+   * agent), messages are stored without waiting for a turn; so are those of
+   * a contact in handoff or opted out, and those marked not to be answered.
    */
   insertInbound(
     instanceId: string,
@@ -329,10 +340,13 @@ export class MessageStore {
          INSERT INTO messages (instance_id, wamid, direction, contact, contact_id, type, body,
            status, created_at, received_at, awaiting_turn)
          SELECT $1, m.wamid, 'inbound', m.contact, m.contact_id, m.type, m.body, 'received',
-           m.sent_at, m.received_at, $2 AND m.type <> 'system'
+           m.sent_at, m.received_at,
+           $2 AND m.type <> 'system' AND m.answer
+             AND NOT EXISTS (SELECT 1 FROM contacts c WHERE c.id = m.contact_id
+                             AND (c.handoff_until > now() OR c.opted_out_at IS NOT NULL))
          FROM unnest($3::text[], $4::text[], $5::uuid[], $6::text[], $7::jsonb[],
-                     $8::timestamptz[], $9::timestamptz[])
-           WITH ORDINALITY AS m(wamid, contact, contact_id, type, body, sent_at, received_at, n)
+                     $8::timestamptz[], $9::timestamptz[], $10::boolean[])
+           WITH ORDINALITY AS m(wamid, contact, contact_id, type, body, sent_at, received_at, answer, n)
          ORDER BY m.n
          ON CONFLICT (wamid) DO NOTHING
          RETURNING contact_id, received_at, awaiting_turn
@@ -353,6 +367,7 @@ export class MessageStore {
         messages.map((m) => m.body),
         messages.map((m) => m.sentAt),
         messages.map((m) => m.receivedAt),
+        messages.map((m) => m.answer ?? true),
       ],
     );
   }
@@ -381,6 +396,199 @@ export class MessageStore {
         statuses.map((s) => s.status),
         statuses.map((s) => s.errors),
       ],
+    );
+  }
+
+  /** An instance's contact by number (digits) or user id; null when unknown. */
+  async contactByKey(instanceId: string, key: string): Promise<Contact | null> {
+    const [contact] = await rows<Contact>(
+      this.db,
+      /^\d+$/.test(key)
+        ? 'SELECT * FROM contacts WHERE instance_id = $1 AND wa_id = $2'
+        : 'SELECT * FROM contacts WHERE instance_id = $1 AND user_id = $2',
+      [instanceId, key],
+    );
+    return contact ?? null;
+  }
+
+  /**
+   * A page of an instance's contacts, newest activity first, after the
+   * position `after` ([last activity, id]); `search` is a number prefix
+   * (digits) or a name prefix.
+   */
+  listContacts(
+    instanceId: string,
+    search: string | undefined,
+    after: { at: string; id: string } | null,
+    limit: number,
+  ): Promise<Array<Contact & { activity: string }>> {
+    const prefix = search?.replace(/[\\%_]/g, (c) => `\\${c}`);
+    return rows(
+      this.db,
+      `SELECT c.*, c.last_activity_at::text AS activity FROM contacts c
+       WHERE c.instance_id = $1
+         AND ($2::text IS NULL OR ($2 ~ '^[0-9]+$' AND c.wa_id LIKE $2 || '%')
+              OR lower(c.name) LIKE lower($2) || '%')
+         AND ($3::timestamptz IS NULL OR (c.last_activity_at, c.id) < ($3::timestamptz, $4::uuid))
+       ORDER BY c.last_activity_at DESC, c.id DESC
+       LIMIT $5`,
+      [instanceId, prefix ?? null, after?.at ?? null, after?.id ?? null, limit],
+    );
+  }
+
+  /**
+   * A page of a contact's conversation in arrival order: the `limit` before
+   * `before` (or the latest), or the `limit` after `after`.
+   */
+  async conversation(
+    contactId: string,
+    position: { before?: string; after?: string },
+    limit: number,
+  ): Promise<Message[]> {
+    if (position.after !== undefined) {
+      return rows(
+        this.db,
+        `SELECT * FROM messages WHERE contact_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+        [contactId, position.after, limit],
+      );
+    }
+    const page = await rows<Message>(
+      this.db,
+      `SELECT * FROM messages WHERE contact_id = $1 AND ($2::bigint IS NULL OR seq < $2::bigint)
+       ORDER BY seq DESC LIMIT $3`,
+      [contactId, position.before ?? null, limit],
+    );
+    return page.reverse();
+  }
+
+  /**
+   * Pauses the agent for a contact until `until` (a pause already running
+   * keeps its start). Messages waiting for a turn wait no more: they are
+   * the pending ones a hand-back may include. The contact, or null.
+   */
+  async startHandoff(
+    contactId: string,
+    until: Date,
+    reason: string | null,
+    by: HandoffBy,
+  ): Promise<Contact | null> {
+    const [contact] = await rows<Contact>(
+      this.db,
+      `WITH paused AS (
+         UPDATE contacts SET handoff_until = $2, handoff_reason = $3, handoff_by = $4,
+           handoff_since = CASE WHEN handoff_until > now() THEN handoff_since ELSE now() END,
+           updated_at = now()
+         WHERE id = $1 RETURNING *
+       ), waiting AS (
+         UPDATE messages SET awaiting_turn = false WHERE contact_id = $1 AND awaiting_turn
+       )
+       SELECT * FROM paused`,
+      [contactId, until, reason, by],
+    );
+    return contact ?? null;
+  }
+
+  /**
+   * Hands a contact back to the agent. With `includePending`, the messages
+   * that came during the pause (and were not answered) wait for a turn again.
+   * The contact, and how many messages now wait.
+   */
+  async endHandoff(
+    contactId: string,
+    by: HandoffBy,
+    includePending: boolean,
+  ): Promise<{ contact: Contact | null; pending: number }> {
+    const [contact] = await rows<Contact & { pending: number }>(
+      this.db,
+      `WITH before AS (
+         SELECT handoff_since FROM contacts WHERE id = $1 -- as the pause left it (the snapshot)
+       ), resumed AS (
+         UPDATE contacts SET handoff_until = NULL, handoff_by = $2, handoff_reason = NULL,
+           updated_at = now()
+         WHERE id = $1 RETURNING *
+       ), pending AS (
+         UPDATE messages m SET awaiting_turn = true
+         FROM before
+         WHERE $3 AND m.contact_id = $1 AND m.direction = 'inbound' AND m.turn_id IS NULL
+           AND NOT m.awaiting_turn AND m.type <> 'system'
+           AND m.received_at >= COALESCE(before.handoff_since, now())
+         RETURNING m.id
+       )
+       SELECT resumed.*, (SELECT count(*)::int FROM pending) AS pending FROM resumed`,
+      [contactId, by, includePending],
+    );
+    return { contact: contact ?? null, pending: contact?.pending ?? 0 };
+  }
+
+  /**
+   * A person's sends pause the agent for their contacts for `seconds`
+   * (extended at most once a minute, so a chat is not an event per message).
+   */
+  async pauseForPeople(
+    sends: Array<{ instanceId: string; address: string; byNumber: boolean }>,
+    seconds: number,
+  ): Promise<void> {
+    await this.db.query(
+      `UPDATE contacts c SET handoff_until = now() + $4::float8 * interval '1 second',
+         handoff_since = CASE WHEN c.handoff_until > now() THEN c.handoff_since ELSE now() END,
+         handoff_reason = 'a person replied through the API', handoff_by = 'auto',
+         updated_at = now()
+       FROM unnest($1::uuid[], $2::text[], $3::boolean[]) AS s(instance_id, address, by_number)
+       WHERE c.instance_id = s.instance_id
+         AND (CASE WHEN s.by_number THEN c.wa_id = s.address ELSE c.user_id = s.address END)
+         AND (c.handoff_until IS NULL
+              OR c.handoff_until < now() + ($4::float8 - 60) * interval '1 second')`,
+      [
+        sends.map((s) => s.instanceId),
+        sends.map((s) => s.address),
+        sends.map((s) => s.byNumber),
+        seconds,
+      ],
+    );
+  }
+
+  /** Whether a person (not the agent) has the contact now. */
+  async pausedForAgent(contactId: string): Promise<boolean> {
+    const found = await rows(
+      this.db,
+      `SELECT 1 FROM contacts WHERE id = $1 AND handoff_until > now() AND handoff_by <> 'agent'`,
+      [contactId],
+    );
+    return found.length > 0;
+  }
+
+  /** Ends the pauses whose time is up (each a contact.handoff event); how many. */
+  async endExpiredHandoffs(): Promise<number> {
+    const ended = await rows(
+      this.db,
+      `UPDATE contacts SET handoff_until = NULL, handoff_by = 'timer',
+         handoff_reason = 'the pause ended', updated_at = now()
+       WHERE handoff_until <= now() RETURNING id`,
+    );
+    return ended.length;
+  }
+
+  /**
+   * Opts contacts out (a stop word: their waiting messages wait no more) or
+   * back in; the keys of those that changed.
+   */
+  async setOptOut(
+    contactIds: string[],
+    optedOut: boolean,
+  ): Promise<Array<{ instance_id: string; wa_id: string | null; user_id: string | null }>> {
+    if (contactIds.length === 0) return [];
+    return rows(
+      this.db,
+      `WITH changed AS (
+         UPDATE contacts SET opted_out_at = CASE WHEN $2 THEN now() END, updated_at = now()
+         WHERE id = ANY($1::uuid[]) AND (opted_out_at IS NOT NULL) <> $2
+         RETURNING id, instance_id, wa_id, user_id
+       ), waiting AS (
+         UPDATE messages SET awaiting_turn = false
+         WHERE $2 AND contact_id = ANY($1::uuid[]) AND awaiting_turn
+       )
+       SELECT instance_id, wa_id, user_id FROM changed`,
+      [contactIds, optedOut],
     );
   }
 }

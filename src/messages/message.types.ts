@@ -71,9 +71,24 @@ export interface Contact {
   /** Numbers and user ids it was known by before a change. */
   previous_wa_ids: string[];
   previous_user_ids: string[];
+  /** When the last send to it was recorded. */
+  last_outbound_at: Date | null;
+  /** The later of the last inbound and outbound times (its creation when neither). */
+  last_activity_at: Date;
+  /** While in the future, the agent is paused for this contact (a person took over). */
+  handoff_until: Date | null;
+  handoff_since: Date | null;
+  handoff_reason: string | null;
+  /** Who paused or resumed it last: api, admin, agent, auto (a person's send), timer. */
+  handoff_by: string | null;
+  /** Set while the contact has opted out (a stop word): only templates may be sent. */
+  opted_out_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
+
+/** Who changes a contact's handoff. */
+export type HandoffBy = 'api' | 'admin' | 'agent' | 'auto' | 'timer';
 
 /** When a contact's waiting messages arrived: the first and the last. */
 export interface AwaitingSpan {

@@ -4,6 +4,8 @@ import { unavailable } from '../common/unavailable.js';
 import { BatchWriter } from '../common/batch-writer.js';
 import { LocalCache } from '../common/local-cache.js';
 import { AppConfig } from '../config/app-config.js';
+import { WINDOW_TOPIC } from '../common/cache-topics.js';
+import { CacheInvalidationService } from '../redis/cache-invalidation.service.js';
 import { MessageStore } from './message.store.js';
 import type { ContactKeys, SentBy, StoredMessage } from './message.types.js';
 
@@ -52,11 +54,19 @@ export class MessagesService {
   private readonly writer: BatchWriter<OutboundRecord>;
   private probe?: Promise<void>;
 
+  private readonly pauses: BatchWriter<{ instanceId: string; address: string; byNumber: boolean }>;
+
   constructor(
     private readonly store: MessageStore,
     private readonly config: AppConfig,
+    private readonly invalidation: CacheInvalidationService,
   ) {
     this.writer = new BatchWriter((records) => this.storeOutbound(records), RECORD_RETRY_DELAYS_MS);
+    this.pauses = new BatchWriter(
+      (sends) => this.store.pauseForPeople(sends, this.config.HANDOFF_AUTO_PAUSE_S),
+      RECORD_RETRY_DELAYS_MS,
+    );
+    invalidation.on(WINDOW_TOPIC, (key) => this.openUntil.delete(key));
   }
 
   /**
@@ -80,28 +90,64 @@ export class MessagesService {
   }
 
   /**
-   * Refuses a non-template send when the contact has not written in the last
-   * 24 hours (422 service_window_closed), unless SERVICE_WINDOW_ENFORCE=false.
-   * The contact is found by whichever key the send names.
+   * Refuses a non-template send to a contact who opted out (422
+   * contact_opted_out), or who has not written in the last 24 hours (422
+   * service_window_closed) unless SERVICE_WINDOW_ENFORCE=false. The contact
+   * is found by whichever key the send names.
    */
   async assertWindowOpen(instanceId: string, to: Recipient, now = Date.now()): Promise<void> {
-    if (!this.config.SERVICE_WINDOW_ENFORCE) return;
-    // A window only ever moves later (a new inbound message extends it), so a
-    // known "open until" stays true without invalidation; closed ones are re-read.
+    // A known "may send until" stays true without a read: a window only moves
+    // later, and an opt-out drops the entry in every process (WINDOW_TOPIC).
     const address = addressOf(to);
     const key = `${instanceId}:${address}`;
     if ((this.openUntil.get(key, now) ?? 0) > now) return;
-    const last = (
-      await this.store.lastInbound(instanceId, address, to.to !== undefined)
-    )?.getTime();
-    if (last !== undefined && now - last <= SERVICE_WINDOW_MS) {
-      this.openUntil.set(key, last + SERVICE_WINDOW_MS, now);
+    const { last, optedOut } = await this.store.lastInbound(
+      instanceId,
+      address,
+      to.to !== undefined,
+    );
+    if (optedOut) {
+      throw new AppException(
+        'contact_opted_out',
+        `${address} opted out (a stop word): only a template (POST /send/template) can be sent until they opt in again`,
+      );
+    }
+    if (!this.config.SERVICE_WINDOW_ENFORCE) {
+      this.openUntil.set(key, now + WINDOW_CACHE_TTL_MS, now);
+      return;
+    }
+    const lastAt = last?.getTime();
+    if (lastAt !== undefined && now - lastAt <= SERVICE_WINDOW_MS) {
+      this.openUntil.set(key, lastAt + SERVICE_WINDOW_MS, now);
       return;
     }
     throw new AppException(
       'service_window_closed',
       `${address} has not written in the last 24 hours: only a template (POST /send/template) can be sent`,
     );
+  }
+
+  /**
+   * A person is answering this contact through the API: the agent pauses
+   * for it for HANDOFF_AUTO_PAUSE_S (writes of the same moment share one
+   * statement). Written before the message goes, so a reply the agent has
+   * in flight is not sent after the person's.
+   */
+  async pauseForPerson(instanceId: string, to: Recipient): Promise<void> {
+    if (this.config.HANDOFF_AUTO_PAUSE_S <= 0) return;
+    await this.pauses.write({ instanceId, address: addressOf(to), byNumber: to.to !== undefined });
+  }
+
+  /** Opt-outs changed: every process forgets what it knew of these contacts' windows. */
+  async optOutChanged(
+    contacts: Array<{ instance_id: string; wa_id: string | null; user_id: string | null }>,
+  ): Promise<void> {
+    for (const contact of contacts) {
+      for (const address of [contact.wa_id, contact.user_id]) {
+        if (address)
+          await this.invalidation.invalidate(WINDOW_TOPIC, `${contact.instance_id}:${address}`);
+      }
+    }
   }
 
   /**

@@ -42,6 +42,8 @@ export class SendService {
       if (kind !== 'template') await this.messages.assertWindowOpen(instance.id, recipient);
       // Nothing goes out that could not be recorded: with the store away, 503 and no send.
       await this.messages.assertReachable();
+      // A person answers (any send not made by the agent): the agent steps back first.
+      await this.messages.pauseForPerson(instance.id, recipient);
     }
     const message = buildPlatformMessage(kind, request);
     const session = this.instances.session(instance);

@@ -37,6 +37,8 @@ export interface InboundMessageRow extends Identity {
   receivedAt: Date;
   /** Set on a system message that changes the sender's number or user id. */
   change?: IdentityChange;
+  /** A short text's words, trimmed and upper-cased (to match stop and start words). */
+  word?: string;
 }
 
 export type Parsed<T> = { ok: true; row: T } | { ok: false; reason: string };
@@ -115,8 +117,19 @@ export function inboundMessageRow(message: unknown, receivedAt: Date): Parsed<In
       sentAt: messageTime(raw.timestamp, receivedAt),
       receivedAt,
       change: type === 'system' ? identityChange(raw, waId, userId) : undefined,
+      word:
+        type === 'text' ? shortWord((raw.text as { body?: unknown } | undefined)?.body) : undefined,
     },
   };
+}
+
+/** Texts up to this long may be a stop or start word. */
+const MAX_WORD = 32;
+
+function shortWord(text: unknown): string | undefined {
+  if (typeof text !== 'string' || text.length > MAX_WORD * 2) return undefined;
+  const word = text.trim().toUpperCase();
+  return word.length > 0 && word.length <= MAX_WORD ? word : undefined;
 }
 
 /** The keys a `user_changed_number` or `user_changed_user_id` system message moves a contact to. */

@@ -1,3 +1,5 @@
+import { loadConfig } from '../config/load-config.js';
+import type { MessagesService } from '../messages/messages.service.js';
 import { EventWake } from '../events/event-wake.js';
 import type { BufferSpan, ContactBuffer } from '../agent/contact-buffer.js';
 import type { Instance } from '../instances/instance.types.js';
@@ -103,6 +105,8 @@ describe('InboundService (stores faked)', () => {
       templateStore,
       new MetricsService(),
       new EventWake(),
+      { optOutChanged: () => Promise.resolve() } as unknown as MessagesService,
+      loadConfig({}).config,
     );
   });
 

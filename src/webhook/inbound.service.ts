@@ -7,6 +7,8 @@ import { EventWake } from '../events/event-wake.js';
 import { InstancesService } from '../instances/instances.service.js';
 import { identityKey } from '../messages/contact-identity.js';
 import { MessageStore } from '../messages/message.store.js';
+import { MessagesService } from '../messages/messages.service.js';
+import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import type {
   InboundContact,
@@ -94,7 +96,17 @@ export class InboundService {
     private readonly templates: TemplateStore,
     private readonly metrics: MetricsService,
     private readonly events: EventWake,
-  ) {}
+    private readonly messagesService: MessagesService,
+    config: AppConfig,
+  ) {
+    this.optOut = new Set(config.OPT_OUT_WORDS.map((word) => word.trim().toUpperCase()));
+    this.optIn = new Set(config.OPT_IN_WORDS.map((word) => word.trim().toUpperCase()));
+    this.optWords = new Set([...this.optOut, ...this.optIn]);
+  }
+
+  private readonly optOut: ReadonlySet<string>;
+  private readonly optIn: ReadonlySet<string>;
+  private readonly optWords: ReadonlySet<string>;
 
   async processBatch(deliveries: WebhookDelivery[]): Promise<DeliveryResult> {
     const result: DeliveryResult = {
@@ -212,6 +224,7 @@ export class InboundService {
     if (work.messages.length === 0) return { started: [], recheck: [] };
     const contactIds = await this.contactsOf(work);
     const inserted = await this.insertMessages(work.instance, work.messages, contactIds);
+    await this.applyOptWords(work.messages, contactIds);
     const submitted = new Map<string, number>();
     for (const contactId of contactIds)
       submitted.set(contactId, (submitted.get(contactId) ?? 0) + 1);
@@ -222,6 +235,31 @@ export class InboundService {
     if (!inserted.started) return { started: [], recheck: [...submitted.keys()] };
     const recheck = [...submitted].filter(([id, count]) => (inserted.stored.get(id) ?? 0) < count);
     return { started: inserted.started, recheck: recheck.map(([id]) => id) };
+  }
+
+  /**
+   * A text that is exactly a stop word opts its contact out (the agent does
+   * not answer it, and only templates may be sent to it); a start word opts
+   * it back in. The last such word of a contact in the batch decides.
+   */
+  private async applyOptWords(messages: InboundMessageRow[], contactIds: string[]): Promise<void> {
+    const decided = new Map<string, boolean>();
+    messages.forEach((message, index) => {
+      if (message.word && this.optOut.has(message.word)) decided.set(contactIds[index], true);
+      else if (message.word && this.optIn.has(message.word)) decided.set(contactIds[index], false);
+    });
+    if (decided.size === 0) return;
+    for (const optedOut of [true, false]) {
+      const ids = [...decided].filter(([, out]) => out === optedOut).map(([id]) => id);
+      const changed = await this.messages.setOptOut(ids, optedOut);
+      await this.messagesService.optOutChanged(changed);
+      if (changed.length > 0) {
+        this.logger.log(
+          { contacts: changed.length },
+          optedOut ? 'contacts opted out' : 'contacts opted in',
+        );
+      }
+    }
   }
 
   /**
@@ -295,7 +333,12 @@ export class InboundService {
     const inserted = await this.messages.insertInbound(
       instance.id,
       this.buffer.enabled,
-      messages.map((message, index) => ({ ...message, contactId: contactIds[index] })),
+      messages.map((message, index) => ({
+        ...message,
+        contactId: contactIds[index],
+        // A stop or start word is not a question for the agent.
+        answer: !(message.word && this.optWords.has(message.word)),
+      })),
     );
     const started: BufferSpan[] = [];
     for (const { contact_id, first, last, waited } of inserted) {

@@ -1,5 +1,43 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
+/** The messages triggers' functions as this migration made them (a later one's down restores them). */
+export const MESSAGES_INSERTED = `
+      CREATE OR REPLACE FUNCTION mc_messages_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO events (type, instance_id, lane, data)
+        SELECT CASE WHEN m.direction = 'inbound' THEN 'message.received'
+                    WHEN m.type = 'unknown' THEN 'message.status'
+                    ELSE 'message.sent' END,
+          m.instance_id, mc_message_lane(m),
+          mc_message_event(m, c) || CASE
+            WHEN m.direction = 'inbound' THEN '{}'::jsonb
+            WHEN m.type = 'unknown' THEN jsonb_build_object('status', m.status, 'previous_status', NULL)
+            ELSE jsonb_build_object('sent_by', COALESCE(m.sent_by, 'api')) END
+        FROM added m LEFT JOIN contacts c ON c.id = m.contact_id
+        ORDER BY m.seq;
+        RETURN NULL;
+      END $$`;
+
+export const MESSAGE_UPDATED = `
+      CREATE OR REPLACE FUNCTION mc_message_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        c contacts;
+      BEGIN
+        SELECT * INTO c FROM contacts WHERE id = NEW.contact_id;
+        IF OLD.type = 'unknown' AND NEW.type <> 'unknown' THEN
+          INSERT INTO events (type, instance_id, lane, data)
+          VALUES ('message.sent', NEW.instance_id, mc_message_lane(NEW),
+            mc_message_event(NEW, c) || jsonb_build_object('sent_by', COALESCE(NEW.sent_by, 'api')));
+        END IF;
+        IF OLD.status IS DISTINCT FROM NEW.status THEN
+          INSERT INTO events (type, instance_id, lane, data)
+          VALUES ('message.status', NEW.instance_id, mc_message_lane(NEW),
+            mc_message_event(NEW, c)
+              || jsonb_build_object('status', NEW.status, 'previous_status', OLD.status));
+        END IF;
+        RETURN NULL;
+      END $$`;
+
 /**
  * Client event forwarding. `events` is an outbox written by triggers on the
  * tables whose changes it reports, so an event commits or rolls back with
@@ -162,44 +200,11 @@ export class EventForwarding1764400000000 implements MigrationInterface {
 
     // messages: a new inbound message, a send recorded, a status (first seen
     // on a placeholder, or moved forward), a placeholder completed by its send.
-    await q(`
-      CREATE FUNCTION mc_messages_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        INSERT INTO events (type, instance_id, lane, data)
-        SELECT CASE WHEN m.direction = 'inbound' THEN 'message.received'
-                    WHEN m.type = 'unknown' THEN 'message.status'
-                    ELSE 'message.sent' END,
-          m.instance_id, mc_message_lane(m),
-          mc_message_event(m, c) || CASE
-            WHEN m.direction = 'inbound' THEN '{}'::jsonb
-            WHEN m.type = 'unknown' THEN jsonb_build_object('status', m.status, 'previous_status', NULL)
-            ELSE jsonb_build_object('sent_by', COALESCE(m.sent_by, 'api')) END
-        FROM added m LEFT JOIN contacts c ON c.id = m.contact_id
-        ORDER BY m.seq;
-        RETURN NULL;
-      END $$`);
+    await q(MESSAGES_INSERTED);
     await q(`
       CREATE TRIGGER tr_messages_inserted AFTER INSERT ON messages
       REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION mc_messages_inserted()`);
-    await q(`
-      CREATE FUNCTION mc_message_updated() RETURNS trigger LANGUAGE plpgsql AS $$
-      DECLARE
-        c contacts;
-      BEGIN
-        SELECT * INTO c FROM contacts WHERE id = NEW.contact_id;
-        IF OLD.type = 'unknown' AND NEW.type <> 'unknown' THEN
-          INSERT INTO events (type, instance_id, lane, data)
-          VALUES ('message.sent', NEW.instance_id, mc_message_lane(NEW),
-            mc_message_event(NEW, c) || jsonb_build_object('sent_by', COALESCE(NEW.sent_by, 'api')));
-        END IF;
-        IF OLD.status IS DISTINCT FROM NEW.status THEN
-          INSERT INTO events (type, instance_id, lane, data)
-          VALUES ('message.status', NEW.instance_id, mc_message_lane(NEW),
-            mc_message_event(NEW, c)
-              || jsonb_build_object('status', NEW.status, 'previous_status', OLD.status));
-        END IF;
-        RETURN NULL;
-      END $$`);
+    await q(MESSAGE_UPDATED);
     await q(`
       CREATE TRIGGER tr_message_updated AFTER UPDATE OF status, type ON messages FOR EACH ROW
       WHEN (OLD.status IS DISTINCT FROM NEW.status OR (OLD.type = 'unknown' AND NEW.type <> 'unknown'))

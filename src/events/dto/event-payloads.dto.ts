@@ -100,6 +100,23 @@ export class InstanceStatusDataDto {
     string | null;
 }
 
+export class ContactHandoffDataDto {
+  @ApiProperty({ description: 'Whether the agent is paused for the contact after this change' })
+  paused: boolean;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) until: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) since: string | null;
+  @ApiProperty({ type: String, nullable: true }) reason: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    enum: ['api', 'admin', 'agent', 'auto', 'timer'],
+    description:
+      'Who changed it: a client, an admin, the agent, a person sending (auto), the clock',
+  })
+  by: string | null;
+  @ApiProperty({ type: EventContactDto }) contact: EventContactDto;
+}
+
 export class PingDataDto {
   @ApiProperty({ format: 'uuid' }) subscription_id: string;
   @ApiProperty({ example: 'test event' }) message: string;
@@ -147,6 +164,11 @@ export class InstanceStatusEventDto extends EventBaseDto {
   @ApiProperty({ type: InstanceStatusDataDto }) data: InstanceStatusDataDto;
 }
 
+export class ContactHandoffEventDto extends EventBaseDto {
+  @ApiProperty({ enum: ['contact.handoff'] }) type: string;
+  @ApiProperty({ type: ContactHandoffDataDto }) data: ContactHandoffDataDto;
+}
+
 export class PingEventDto extends EventBaseDto {
   @ApiProperty({ enum: ['ping'] }) type: string;
   @ApiProperty({ type: PingDataDto }) data: PingDataDto;
@@ -160,6 +182,7 @@ export const EVENT_BODIES = {
   'template.status': TemplateStatusEventDto,
   'turn.failed': TurnFailedEventDto,
   'instance.status': InstanceStatusEventDto,
+  'contact.handoff': ContactHandoffEventDto,
   ping: PingEventDto,
 };
 

@@ -1,0 +1,17 @@
+import { Module } from '@nestjs/common';
+import { MessagesModule } from '../messages/messages.module.js';
+import { DeliveryBacklog } from '../queue/delivery-backlog.js';
+import { BUFFER_QUEUE, registerQueue } from '../queue/queues.js';
+import { TurnsModule } from '../turns/turns.module.js';
+import { ContactBuffer } from './contact-buffer.js';
+
+/**
+ * Arming a contact's flush, without the processors: the API arms one when a
+ * hand-back gives the agent the messages that came during a pause.
+ */
+@Module({
+  imports: [registerQueue(BUFFER_QUEUE), MessagesModule, TurnsModule],
+  providers: [ContactBuffer, DeliveryBacklog],
+  exports: [ContactBuffer, DeliveryBacklog],
+})
+export class ContactBufferModule {}

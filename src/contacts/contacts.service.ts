@@ -1,0 +1,159 @@
+import { Injectable } from '@nestjs/common';
+import { isUUID } from 'class-validator';
+import { ContactBuffer } from '../agent/contact-buffer.js';
+import { AppException } from '../common/app.exception.js';
+import { AppConfig } from '../config/app-config.js';
+import type { Instance } from '../instances/instance.types.js';
+import { MessageStore } from '../messages/message.store.js';
+import type { Contact, HandoffBy } from '../messages/message.types.js';
+import { MessagesService } from '../messages/messages.service.js';
+import {
+  ContactDto,
+  ConversationMessageDto,
+  type ContactPageDto,
+  type ConversationPageDto,
+  type ConversationQueryDto,
+  type EndHandoffDto,
+  type ListContactsQueryDto,
+  type StartHandoffDto,
+} from './dto/contact.dto.js';
+
+const CONTACT_PAGE = 20;
+const CONVERSATION_PAGE = 50;
+
+function encodeCursor(at: string, id: string): string {
+  return Buffer.from(JSON.stringify([at, id])).toString('base64url');
+}
+
+function decodeCursor(value: string): { at: string; id: string } {
+  try {
+    const [at, id] = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as unknown[];
+    if (
+      typeof at === 'string' &&
+      !Number.isNaN(Date.parse(at)) &&
+      typeof id === 'string' &&
+      isUUID(id)
+    ) {
+      return { at, id };
+    }
+  } catch {
+    // reported below
+  }
+  throw AppException.validation([
+    { field: 'cursor', message: 'must be a cursor from next_cursor' },
+  ]);
+}
+
+/** Conversations, handoffs and opt-outs of an instance's contacts. */
+@Injectable()
+export class ContactsService {
+  constructor(
+    private readonly store: MessageStore,
+    private readonly messages: MessagesService,
+    private readonly config: AppConfig,
+    private readonly buffer: ContactBuffer,
+  ) {}
+
+  async list(instance: Instance, query: ListContactsQueryDto): Promise<ContactPageDto> {
+    const limit = query.limit ?? CONTACT_PAGE;
+    const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
+    const page = await this.store.listContacts(
+      instance.id,
+      query.q?.trim() || undefined,
+      after,
+      limit + 1,
+    );
+    const data = page.slice(0, limit);
+    const last = data.at(-1);
+    return {
+      data: data.map((contact) => ContactDto.from(contact)),
+      next_cursor: page.length > limit && last ? encodeCursor(last.activity, last.id) : null,
+    };
+  }
+
+  async conversation(
+    instance: Instance,
+    key: string,
+    query: ConversationQueryDto,
+  ): Promise<ConversationPageDto> {
+    if (query.before !== undefined && query.after !== undefined) {
+      throw AppException.validation([{ field: 'after', message: 'cannot be used with before' }]);
+    }
+    const contact = await this.find(instance, key);
+    const limit = query.limit ?? CONVERSATION_PAGE;
+    const rows = await this.store.conversation(
+      contact.id,
+      { before: query.before, after: query.after },
+      limit + 1,
+    );
+    // One row more than asked says whether there is more on that side.
+    const more = rows.length > limit;
+    const data =
+      query.after !== undefined
+        ? rows.slice(0, limit)
+        : rows.slice(rows.length - Math.min(rows.length, limit));
+    const first = data[0];
+    const last = data.at(-1);
+    const olderExists = query.after !== undefined ? first !== undefined : more;
+    return {
+      contact: ContactDto.from(contact),
+      data: data.map((message) => ConversationMessageDto.from(message)),
+      older: olderExists && first ? first.seq : null,
+      newer: last ? last.seq : (query.after ?? null),
+    };
+  }
+
+  async startHandoff(
+    instance: Instance,
+    key: string,
+    dto: StartHandoffDto,
+    by: HandoffBy,
+  ): Promise<ContactDto> {
+    const contact = await this.find(instance, key);
+    const until = dto.until
+      ? new Date(dto.until)
+      : new Date(Date.now() + this.config.HANDOFF_DEFAULT_S * 1000);
+    if (until.getTime() <= Date.now()) {
+      throw AppException.validation([{ field: 'until', message: 'must be in the future' }]);
+    }
+    const paused = await this.store.startHandoff(contact.id, until, dto.reason ?? null, by);
+    if (!paused) throw notFound(key);
+    return ContactDto.from(paused);
+  }
+
+  async endHandoff(
+    instance: Instance,
+    key: string,
+    dto: EndHandoffDto,
+    by: HandoffBy,
+  ): Promise<ContactDto> {
+    const contact = await this.find(instance, key);
+    const { contact: resumed, pending } = await this.store.endHandoff(
+      contact.id,
+      by,
+      dto.include_pending ?? false,
+    );
+    if (!resumed) throw notFound(key);
+    // The messages of the pause wait for a turn again: their flush is armed now.
+    if (pending > 0) await this.buffer.schedule(instance.id, contact.id);
+    return ContactDto.from(resumed);
+  }
+
+  /** Lifts an opt-out (an admin's call: the contact asked another way). */
+  async optIn(instance: Instance, key: string): Promise<ContactDto> {
+    const contact = await this.find(instance, key);
+    const changed = await this.store.setOptOut([contact.id], false);
+    await this.messages.optOutChanged(changed);
+    return ContactDto.from((await this.store.contactByKey(instance.id, key)) ?? contact);
+  }
+
+  private async find(instance: Instance, key: string): Promise<Contact> {
+    const contact = await this.store.contactByKey(instance.id, key);
+    if (!contact) throw notFound(key);
+    return contact;
+  }
+}
+
+function notFound(key: string): AppException {
+  return new AppException('contact_not_found', `Contact ${key} not found`);
+}

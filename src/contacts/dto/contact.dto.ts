@@ -1,0 +1,248 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  IsBoolean,
+  IsInt,
+  IsISO8601,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
+import { InstanceScopedDto } from '../../common/instance-scoped.dto.js';
+import { MessageErrorDto } from '../../messages/dto/message.dto.js';
+import type { Contact, Message } from '../../messages/message.types.js';
+
+const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;
+const iso = (value: Date | null): string | null => value?.toISOString() ?? null;
+
+const LIMIT_MESSAGE = 'must be an integer from 1 to 100';
+
+/** GET /contacts */
+export class ListContactsQueryDto extends InstanceScopedDto {
+  @ApiPropertyOptional({
+    description: 'A number prefix (digits) or the start of a name (any case)',
+    example: '55119',
+    maxLength: 64,
+  })
+  @IsOptional()
+  @IsString({ message: 'must be text' })
+  @MaxLength(64, { message: 'must be at most 64 characters' })
+  q?: string;
+
+  @ApiPropertyOptional({ description: 'next_cursor of the previous page' })
+  @IsOptional()
+  @IsString({ message: 'must be a cursor from next_cursor' })
+  cursor?: string;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: LIMIT_MESSAGE })
+  @Min(1, { message: LIMIT_MESSAGE })
+  @Max(100, { message: LIMIT_MESSAGE })
+  limit?: number;
+}
+
+/** GET /contacts/{key}/messages */
+export class ConversationQueryDto extends InstanceScopedDto {
+  @ApiPropertyOptional({ description: '`older` of a page: the messages before it' })
+  @IsOptional()
+  @Matches(/^\d{1,18}$/, { message: 'must be a cursor from older or newer' })
+  before?: string;
+
+  @ApiPropertyOptional({
+    description: '`newer` of a page: the messages after it (to follow new ones)',
+  })
+  @IsOptional()
+  @Matches(/^\d{1,18}$/, { message: 'must be a cursor from older or newer' })
+  after?: string;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 50 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: LIMIT_MESSAGE })
+  @Min(1, { message: LIMIT_MESSAGE })
+  @Max(100, { message: LIMIT_MESSAGE })
+  limit?: number;
+}
+
+/** POST /contacts/{key}/handoff */
+export class StartHandoffDto extends InstanceScopedDto {
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description: 'When the agent may answer again by itself; absent: after HANDOFF_DEFAULT_S',
+  })
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'must be an ISO 8601 date-time' })
+  until?: string;
+
+  @ApiPropertyOptional({ maxLength: 500, example: 'a complaint: the manager answers' })
+  @IsOptional()
+  @IsString({ message: 'must be text' })
+  @MaxLength(500, { message: 'must be at most 500 characters' })
+  reason?: string;
+}
+
+/** DELETE /contacts/{key}/handoff */
+export class EndHandoffDto extends InstanceScopedDto {
+  @ApiPropertyOptional({
+    default: false,
+    description:
+      'Give the agent the messages that came during the pause (else they stay unanswered by it)',
+  })
+  @IsOptional()
+  @IsBoolean({ message: 'must be true or false' })
+  include_pending?: boolean;
+}
+
+export class ServiceWindowDto {
+  @ApiProperty({ description: 'Whether a non-template message may be sent now' }) open: boolean;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: '24 hours after the last inbound message',
+  })
+  until: string | null;
+}
+
+export class HandoffDto {
+  @ApiProperty({ description: 'Whether the agent is paused for this contact now' }) active: boolean;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) until: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) since: string | null;
+  @ApiProperty({ type: String, nullable: true }) reason: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    enum: ['api', 'admin', 'agent', 'auto', 'timer'],
+    description:
+      'Who paused or resumed it last: a client, an admin, the agent, a person sending (auto), the clock (timer)',
+  })
+  by: string | null;
+}
+
+export class ContactDto {
+  @ApiProperty({ type: String, nullable: true, example: '5511999990000' }) wa_id: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'BR.1234567890ABCDEF' }) user_id:
+    string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'Ana' }) name: string | null;
+  @ApiProperty({ type: String, nullable: true }) username: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) last_inbound_at:
+    string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) last_outbound_at:
+    string | null;
+  @ApiProperty({ type: ServiceWindowDto }) window: ServiceWindowDto;
+  @ApiProperty({ type: HandoffDto }) handoff: HandoffDto;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'Set while the contact has opted out (a stop word): only templates may be sent',
+  })
+  opted_out_at: string | null;
+
+  static from(contact: Contact, now = Date.now()): ContactDto {
+    const windowUntil = contact.last_inbound_at
+      ? contact.last_inbound_at.getTime() + SERVICE_WINDOW_MS
+      : null;
+    const until = contact.handoff_until;
+    const active = until !== null && until.getTime() > now;
+    return {
+      wa_id: contact.wa_id,
+      user_id: contact.user_id,
+      name: contact.name,
+      username: contact.username,
+      last_inbound_at: iso(contact.last_inbound_at),
+      last_outbound_at: iso(contact.last_outbound_at),
+      window: {
+        open: windowUntil !== null && windowUntil > now,
+        until: windowUntil === null ? null : new Date(windowUntil).toISOString(),
+      },
+      handoff: {
+        active,
+        until: active ? iso(until) : null,
+        since: active ? iso(contact.handoff_since) : null,
+        reason: contact.handoff_reason,
+        by: contact.handoff_by,
+      },
+      opted_out_at: iso(contact.opted_out_at),
+    };
+  }
+}
+
+export class ContactPageDto {
+  @ApiProperty({ type: [ContactDto] }) data: ContactDto[];
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Pass as `cursor` for the next page; null on the last one',
+  })
+  next_cursor: string | null;
+}
+
+export class ConversationMessageDto {
+  @ApiProperty() wamid: string;
+  @ApiProperty({ enum: ['inbound', 'outbound'] }) direction: string;
+  @ApiProperty({ example: 'text' }) type: string;
+  @ApiProperty({ enum: ['received', 'sent', 'delivered', 'read', 'failed'] }) status: string;
+  @ApiProperty({ type: [MessageErrorDto], nullable: true }) errors: unknown[] | null;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: "Inbound: the platform's message object. Outbound: the send as it was made",
+  })
+  content: Record<string, unknown>;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    enum: ['api', 'agent'],
+    description: 'Outbound: a client (or person) through /send, or the agent',
+  })
+  sent_by: string | null;
+  @ApiProperty({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    description: 'Inbound: the agent turn it went to (null: not given to the agent)',
+  })
+  turn_id: string | null;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
+
+  static from(message: Message): ConversationMessageDto {
+    return {
+      wamid: message.wamid,
+      direction: message.direction,
+      type: message.type,
+      status: message.status,
+      errors: message.errors,
+      content: message.body,
+      sent_by: message.direction === 'outbound' ? (message.sent_by ?? 'api') : null,
+      turn_id: message.turn_id,
+      created_at: message.created_at.toISOString(),
+      updated_at: message.updated_at.toISOString(),
+    };
+  }
+}
+
+export class ConversationPageDto {
+  @ApiProperty({ type: ContactDto }) contact: ContactDto;
+  @ApiProperty({ type: [ConversationMessageDto], description: 'In arrival order, oldest first' })
+  data: ConversationMessageDto[];
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Pass as `before` for the older messages; null when there are none',
+  })
+  older: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      'Pass as `after` for the newer messages (and later, to follow new ones); null on an empty page',
+  })
+  newer: string | null;
+}

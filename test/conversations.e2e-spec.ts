@@ -1,0 +1,430 @@
+import { FakeAgent } from './support/fake-agent.js';
+import {
+  deliverSigned,
+  envelope,
+  type FakePlatform,
+  type WebhookTarget,
+} from './support/fake-platform.js';
+import {
+  adminToken,
+  createApiKey,
+  createInstance,
+  http,
+  readUntil,
+  useTestService,
+  waitFor,
+  type TestApp,
+  type TestDatabase,
+} from './support/test-app.js';
+
+const SECRET = 'test-app-secret-1';
+const PHONE_NUMBER_ID = '106540352288001';
+const agentPromise = FakeAgent.start();
+
+interface Contact {
+  wa_id: string | null;
+  name: string | null;
+  last_inbound_at: string | null;
+  last_outbound_at: string | null;
+  window: { open: boolean; until: string | null };
+  handoff: { active: boolean; until: string | null; reason: string | null; by: string | null };
+  opted_out_at: string | null;
+}
+
+interface ConversationPage {
+  contact: Contact;
+  data: Array<{
+    wamid: string;
+    direction: string;
+    sent_by: string | null;
+    turn_id: string | null;
+    content: Record<string, unknown>;
+    status: string;
+  }>;
+  older: string | null;
+  newer: string | null;
+}
+
+let sequence = 0;
+
+describe('conversations, handoff and opt-out', () => {
+  const context = useTestService({
+    PLATFORM_APP_SECRET: SECRET,
+    AGENT_MODULE_URL: 'http://127.0.0.1:1/agent', // replaced in beforeAll
+    MESSAGE_BUFFER_DELAY: '0.2',
+    MESSAGE_BUFFER_MAX_WAIT: '1',
+    AGENT_RETRY_MAX_S: '0',
+    SWEEP_INTERVAL_S: '1',
+    AGENT_TYPING_INDICATOR: 'false',
+  });
+  let service: TestApp;
+  let platform: FakePlatform;
+  let db: TestDatabase;
+  let agent: FakeAgent;
+  let token: string;
+  let instanceId: string;
+  let key: string;
+
+  const target = (): WebhookTarget => ({
+    url: `${service.url}/webhooks/messenger`,
+    appSecret: SECRET,
+    phoneNumberId: PHONE_NUMBER_ID,
+  });
+  const inbound = async (
+    from: string,
+    text: string,
+    name = `User ${from}`,
+    at = Math.floor(Date.now() / 1000),
+  ): Promise<string> => {
+    const wamid = `wamid.conv${++sequence}`;
+    const status = await deliverSigned(
+      target(),
+      envelope(target(), 'messages', {
+        contacts: [{ profile: { name }, wa_id: from }],
+        messages: [
+          {
+            from,
+            id: wamid,
+            timestamp: String(at),
+            type: 'text',
+            text: { body: text },
+          },
+        ],
+      }),
+    );
+    expect(status).toBe(200);
+    return wamid;
+  };
+  const client = <T = Record<string, unknown>>(method: string, path: string, body?: unknown) =>
+    http<T>(service.url, method, path, { token: key, body });
+  const contact = async (waId: string): Promise<Contact> =>
+    (await client<{ data: Contact[] }>('GET', `/contacts?q=${waId}`)).body.data[0];
+  const stored = (wamid: string) =>
+    waitFor(
+      async () => (await db.query('SELECT 1 FROM messages WHERE wamid = $1', [wamid])).length > 0,
+    );
+  const sentTo = (to: string) =>
+    platform
+      .sentMessages()
+      .filter((m) => m.to === to && m.type === 'text')
+      .map((m) => (m.text as { body: string }).body);
+
+  beforeAll(async () => {
+    agent = await agentPromise;
+    (context.service.config as { AGENT_MODULE_URL?: string }).AGENT_MODULE_URL = agent.url;
+    ({ service, platform, db } = context);
+    token = await adminToken(service.url);
+    instanceId = await createInstance(service.url, token, PHONE_NUMBER_ID, 'Conversations');
+    key = await createApiKey(service.url, token, instanceId, 'conversations');
+  });
+
+  beforeEach(() => {
+    agent.reset();
+    platform.reset();
+  });
+
+  afterAll(async () => {
+    await agent?.stop();
+  });
+
+  it('lists contacts newest activity first, searched by number or name, page by page', async () => {
+    agent.answerAlways(() => ({ status: 204 })); // no replies: activity is the inbound times
+    const now = Math.floor(Date.now() / 1000);
+    await inbound('5511900080001', 'oi', 'Beatriz Souza', now - 30);
+    await inbound('5511900080002', 'olá', 'Carlos Lima', now - 20);
+    const last = await inbound('5521900080003', 'bom dia', 'Bruno Alves', now - 10);
+    await stored(last);
+
+    const all = await client<{ data: Contact[]; next_cursor: string | null }>('GET', '/contacts');
+    expect(all.status).toBe(200);
+    const ours = all.body.data.filter(
+      (c) =>
+        c.wa_id?.endsWith('0080001') ||
+        c.wa_id?.endsWith('0080002') ||
+        c.wa_id?.endsWith('0080003'),
+    );
+    expect(ours.map((c) => c.wa_id)).toEqual(['5521900080003', '5511900080002', '5511900080001']);
+    expect(ours[0]).toMatchObject({
+      name: 'Bruno Alves',
+      window: { open: true },
+      handoff: { active: false },
+      opted_out_at: null,
+    });
+
+    const byNumber = await client<{ data: Contact[] }>('GET', '/contacts?q=55119000800');
+    expect(byNumber.body.data.map((c) => c.wa_id).sort()).toEqual([
+      '5511900080001',
+      '5511900080002',
+    ]);
+    const byName = await client<{ data: Contact[] }>('GET', '/contacts?q=b');
+    expect(byName.body.data.map((c) => c.name)).toEqual(['Bruno Alves', 'Beatriz Souza']);
+
+    const first = await client<{ data: Contact[]; next_cursor: string }>(
+      'GET',
+      '/contacts?limit=2',
+    );
+    expect(first.body.data).toHaveLength(2);
+    const second = await client<{ data: Contact[]; next_cursor: string | null }>(
+      'GET',
+      `/contacts?limit=2&cursor=${first.body.next_cursor}`,
+    );
+    const seen = [...first.body.data, ...second.body.data].map((c) => c.wa_id);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect((await client('GET', '/contacts?cursor=nope')).status).toBe(400);
+  });
+
+  it('shows the 24-hour window right at its edge, as sends see it', async () => {
+    await stored(await inbound('5511900080011', 'a'));
+    await stored(await inbound('5511900080012', 'b'));
+    await db.query(
+      `UPDATE contacts SET last_inbound_at = now() - interval '24 hours' + interval '1 minute'
+       WHERE wa_id = '5511900080011'`,
+    );
+    await db.query(
+      `UPDATE contacts SET last_inbound_at = now() - interval '24 hours' - interval '1 minute'
+       WHERE wa_id = '5511900080012'`,
+    );
+    const open = await contact('5511900080011');
+    const closed = await contact('5511900080012');
+    expect(open.window.open).toBe(true);
+    const left = Date.parse(open.window.until!) - Date.now();
+    expect(left).toBeGreaterThan(50_000);
+    expect(left).toBeLessThanOrEqual(60_000);
+    expect(closed.window.open).toBe(false);
+    expect(Date.parse(closed.window.until!)).toBeLessThan(Date.now());
+    const sendOpen = await client('POST', '/send/text', { to: '5511900080011', body: 'ok' });
+    expect(sendOpen.status).toBe(200);
+    const sendClosed = await client<{ code: string }>('POST', '/send/text', {
+      to: '5511900080012',
+      body: 'late',
+    });
+    expect(sendClosed.body.code).toBe('service_window_closed');
+  });
+
+  it('reads a conversation in order, both directions, with pages that stay put as messages arrive', async () => {
+    const who = '5511900080021';
+    const first = await inbound(who, 'quero um bolo');
+    await readUntil(
+      () => sentTo(who),
+      (texts) => texts.length >= 1,
+    );
+    const sent = await client<{ wamid: string }>('POST', '/send/text', {
+      to: who,
+      body: 'Sou a Ana, da loja: de qual sabor?',
+    });
+    expect(sent.status).toBe(200);
+    await waitFor(
+      async () =>
+        (await client<ConversationPage>('GET', `/contacts/${who}/messages`)).body.data.length === 3,
+    );
+    const page = (await client<ConversationPage>('GET', `/contacts/${who}/messages`)).body;
+    expect(page.data.map((m) => [m.direction, m.sent_by])).toEqual([
+      ['inbound', null],
+      ['outbound', 'agent'],
+      ['outbound', 'api'],
+    ]);
+    expect(page.data[0]).toMatchObject({
+      wamid: first,
+      content: { text: { body: 'quero um bolo' } },
+    });
+    expect(page.data[0].turn_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(page.data[2]).toMatchObject({ wamid: sent.body.wamid, status: 'sent' });
+    expect(page.contact.handoff).toMatchObject({ active: true, by: 'auto' }); // the person's send
+
+    // Older pages, then new messages arrive: the pages read before do not move.
+    const newest = await client<ConversationPage>('GET', `/contacts/${who}/messages?limit=2`);
+    expect(newest.body.data.map((m) => m.direction)).toEqual(['outbound', 'outbound']);
+    const older = await client<ConversationPage>(
+      'GET',
+      `/contacts/${who}/messages?limit=2&before=${newest.body.older}`,
+    );
+    expect(older.body.data.map((m) => m.wamid)).toEqual([first]);
+    expect(older.body.older).toBeNull();
+    const later = [await inbound(who, 'chocolate'), await inbound(who, 'para sábado')];
+    await stored(later[1]);
+    const again = await client<ConversationPage>(
+      'GET',
+      `/contacts/${who}/messages?limit=2&before=${newest.body.older}`,
+    );
+    expect(again.body.data.map((m) => m.wamid)).toEqual([first]);
+    const followed = await client<ConversationPage>(
+      'GET',
+      `/contacts/${who}/messages?after=${newest.body.newer}`,
+    );
+    expect(followed.body.data.map((m) => m.wamid)).toEqual(later);
+    const none = await client<ConversationPage>(
+      'GET',
+      `/contacts/${who}/messages?after=${followed.body.newer}`,
+    );
+    expect(none.body.data).toEqual([]);
+    expect(none.body.newer).toBe(followed.body.newer);
+
+    const missing = await client<{ code: string }>('GET', '/contacts/5599999999999/messages');
+    expect(missing.status).toBe(404);
+    expect(missing.body.code).toBe('contact_not_found');
+  });
+
+  it('a handoff stops turns; it ends by itself at until, and what came meanwhile is not given to the agent', async () => {
+    const who = '5511900080031';
+    await stored(await inbound(who, 'oi'));
+    await readUntil(
+      () => agent.callsFor(who),
+      (calls) => calls.length >= 1,
+    );
+    const paused = await client<Contact>('POST', `/contacts/${who}/handoff`, {
+      until: new Date(Date.now() + 2500).toISOString(),
+      reason: 'complaint',
+    });
+    expect(paused.status).toBe(200);
+    expect(paused.body.handoff).toMatchObject({ active: true, reason: 'complaint', by: 'api' });
+
+    const during = await inbound(who, 'quero falar com alguém');
+    await stored(during);
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    expect(agent.callsFor(who)).toHaveLength(1);
+
+    // The pause ends at until (the sweeper ends it); the agent answers again.
+    await readUntil(
+      () => contact(who),
+      (c) => !c.handoff.active && c.handoff.by === 'timer',
+      8000,
+    );
+    await inbound(who, 'ainda aí?');
+    const calls = await readUntil(
+      () => agent.callsFor(who),
+      (list) => list.length >= 2,
+    );
+    const given = calls.flatMap((call) => call.body.messages.map((m) => m.id));
+    expect(given).not.toContain(during);
+  });
+
+  it('a hand-back with include_pending gives the agent what came during the pause', async () => {
+    const who = '5511900080041';
+    await stored(await inbound(who, 'oi'));
+    await readUntil(
+      () => agent.callsFor(who),
+      (calls) => calls.length >= 1,
+    );
+    await client('POST', `/contacts/${who}/handoff`, {});
+    const during = await inbound(who, 'me liga?');
+    await stored(during);
+    const resumed = await client<Contact>('DELETE', `/contacts/${who}/handoff`, {
+      include_pending: true,
+    });
+    expect(resumed.body.handoff).toMatchObject({ active: false, by: 'api' });
+    console.log(
+      await db.query(
+        `SELECT wamid, awaiting_turn, turn_id, received_at FROM messages m JOIN contacts c ON c.id = m.contact_id WHERE c.wa_id = $1`,
+        [who],
+      ),
+      await db.query(
+        `SELECT handoff_since, handoff_until, handoff_by FROM contacts WHERE wa_id = $1`,
+        [who],
+      ),
+    );
+    const calls = await readUntil(
+      () => agent.callsFor(who),
+      (list) => list.length >= 2,
+      8000,
+    );
+    expect(calls[1].body.messages.map((m) => m.id)).toEqual([during]);
+  });
+
+  it("a person's send pauses the agent, and the reply it had in flight is not sent after theirs", async () => {
+    const who = '5511900080051';
+    agent.answerAlways(() => ({ delayMs: 1200, body: { reply: 'resposta do robô' } }));
+    await stored(await inbound(who, 'oi'));
+    await readUntil(
+      () => agent.callsFor(who),
+      (calls) => calls.length >= 1,
+    );
+    // The agent is thinking; a person answers meanwhile.
+    const human = await client('POST', '/send/text', { to: who, body: 'Oi! Aqui é a Ana.' });
+    expect(human.status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(sentTo(who)).toEqual(['Oi! Aqui é a Ana.']);
+    const paused = await contact(who);
+    expect(paused.handoff).toMatchObject({ active: true, by: 'auto' });
+    const [turn] = await db.query<{ status: string; last_error: string }>(
+      `SELECT t.status, t.last_error FROM turns t JOIN contacts c ON c.id = t.contact_id
+       WHERE c.wa_id = $1`,
+      [who],
+    );
+    expect(turn).toMatchObject({ status: 'skipped', last_error: 'a person took the contact over' });
+  });
+
+  it('the agent can ask for a person: its reply goes, then it pauses', async () => {
+    const who = '5511900080061';
+    agent.answerAlways(() => ({
+      body: { handoff: true, reason: 'wants a refund', reply: 'Vou chamar um atendente.' },
+    }));
+    await stored(await inbound(who, 'quero meu dinheiro de volta'));
+    await readUntil(
+      () => sentTo(who),
+      (texts) => texts.length >= 1,
+    );
+    expect(sentTo(who)).toEqual(['Vou chamar um atendente.']);
+    expect((await contact(who)).handoff).toMatchObject({
+      active: true,
+      by: 'agent',
+      reason: 'wants a refund',
+    });
+    await stored(await inbound(who, 'alô?'));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(agent.callsFor(who)).toHaveLength(1);
+  });
+
+  it('a stop word opts the contact out: no answer, no sends but templates; a start word or an admin lifts it', async () => {
+    const who = '5511900080071';
+    await stored(await inbound(who, 'Stop'));
+    await readUntil(
+      () => contact(who),
+      (c) => c.opted_out_at !== null,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    expect(agent.callsFor(who)).toHaveLength(0);
+    const refused = await client<{ code: string }>('POST', '/send/text', { to: who, body: 'oi' });
+    expect(refused.status).toBe(422);
+    expect(refused.body.code).toBe('contact_opted_out');
+    const template = await client('POST', '/send/template', {
+      to: who,
+      template_name: 'order_update',
+      language: 'pt_BR',
+    });
+    expect(template.status).toBe(200);
+
+    await stored(await inbound(who, ' start '));
+    await readUntil(
+      () => contact(who),
+      (c) => c.opted_out_at === null,
+    );
+    expect(
+      (await client('POST', '/send/text', { to: who, body: 'bem-vindo de volta' })).status,
+    ).toBe(200);
+
+    await stored(await inbound(who, 'PARAR'));
+    await readUntil(
+      () => contact(who),
+      (c) => c.opted_out_at !== null,
+    );
+    const lifted = await http<Contact>(
+      service.url,
+      'DELETE',
+      `/admin/instances/${instanceId}/contacts/${who}/opt-out`,
+      { token },
+    );
+    expect(lifted.status).toBe(200);
+    expect(lifted.body.opted_out_at).toBeNull();
+    expect((await client('POST', '/send/text', { to: who, body: 'ok' })).status).toBe(200);
+  });
+
+  it('emits contact.handoff events for every change', async () => {
+    const rows = await db.query<{ data: { paused: boolean; by: string } }>(
+      `SELECT data FROM events WHERE type = 'contact.handoff' ORDER BY seq`,
+    );
+    const kinds = new Set(rows.map((r) => `${r.data.by}:${r.data.paused}`));
+    for (const kind of ['api:true', 'timer:false', 'api:false', 'auto:true', 'agent:true']) {
+      expect(kinds).toContain(kind);
+    }
+  });
+});
