@@ -33,6 +33,8 @@ describe('inbound rows', () => {
         sentAt: new Date(1795000000 * 1000),
         receivedAt,
         change: undefined,
+        // Short texts carry their words, upper-cased, for the stop and start words.
+        word: 'OI',
       },
     });
   });
