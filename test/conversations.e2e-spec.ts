@@ -428,3 +428,104 @@ describe('conversations, handoff and opt-out', () => {
     }
   });
 });
+
+describe('per-instance agent settings', () => {
+  const context = useTestService({
+    PLATFORM_APP_SECRET: SECRET,
+    AGENT_MODULE_URL: 'http://127.0.0.1:1/agent', // replaced in beforeAll
+    AGENT_MODULE_TOKEN: 'global-agent-token',
+    MESSAGE_BUFFER_DELAY: '0.2',
+    MESSAGE_BUFFER_MAX_WAIT: '1',
+    AGENT_TYPING_INDICATOR: 'false',
+  });
+  let first: FakeAgent;
+  let second: FakeAgent;
+
+  beforeAll(async () => {
+    [first, second] = await Promise.all([FakeAgent.start(), FakeAgent.start()]);
+    (context.service.config as { AGENT_MODULE_URL?: string }).AGENT_MODULE_URL = first.url;
+  });
+
+  afterAll(async () => {
+    await Promise.all([first?.stop(), second?.stop()]);
+  });
+
+  it('routes two numbers to two agents, each with its token; a number with the agent off is not answered', async () => {
+    const { service, db } = context;
+    const token = await adminToken(service.url);
+    const numbers = ['106540352288101', '106540352288102', '106540352288103'];
+    const ids = [];
+    for (const number of numbers) ids.push(await createInstance(service.url, token, number));
+    const patched = await http<{ agent: Record<string, unknown> }>(
+      service.url,
+      'PATCH',
+      `/admin/instances/${ids[1]}`,
+      {
+        token,
+        body: { agent: { url: second.url, token: 'store-b-agent-token', buffer_delay_s: 0.1 } },
+      },
+    );
+    expect(patched.status).toBe(200);
+    await http(service.url, 'PATCH', `/admin/instances/${ids[2]}`, {
+      token,
+      body: { agent: { enabled: false } },
+    });
+    const detail = await http<{ agent: Record<string, unknown> }>(
+      service.url,
+      'GET',
+      `/admin/instances/${ids[1]}`,
+      { token },
+    );
+    expect(detail.body.agent).toEqual({
+      enabled: true,
+      url: second.url,
+      token_set: true,
+      buffer_delay_s: 0.1,
+      buffer_max_wait_s: null,
+      typing_indicator: null,
+    });
+    expect(detail.text).not.toContain('store-b-agent-token');
+    const [stored] = await db.query<{ agent_token_encrypted: string }>(
+      'SELECT agent_token_encrypted FROM instances WHERE id = $1',
+      [ids[1]],
+    );
+    expect(stored.agent_token_encrypted).not.toContain('store-b-agent-token');
+
+    for (const [n, number] of numbers.entries()) {
+      const t: WebhookTarget = {
+        url: `${service.url}/webhooks/messenger`,
+        appSecret: SECRET,
+        phoneNumberId: number,
+      };
+      expect(
+        await deliverSigned(
+          t,
+          envelope(t, 'messages', {
+            messages: [
+              {
+                from: `55119000882${n}0`,
+                id: `wamid.agents${n}`,
+                timestamp: String(Math.floor(Date.now() / 1000)),
+                type: 'text',
+                text: { body: `to store ${n}` },
+              },
+            ],
+          }),
+        ),
+      ).toBe(200);
+    }
+    await readUntil(
+      () => first.calls.length + second.calls.length,
+      (calls) => calls >= 2,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(first.calls.map((c) => c.body.text)).toEqual(['to store 0']);
+    expect(first.calls[0].headers.authorization).toBe('Bearer global-agent-token');
+    expect(second.calls.map((c) => c.body.text)).toEqual(['to store 1']);
+    expect(second.calls[0].headers.authorization).toBe('Bearer store-b-agent-token');
+    const [off] = await db.query<{ awaiting_turn: boolean; turn_id: string | null }>(
+      `SELECT awaiting_turn, turn_id FROM messages WHERE wamid = 'wamid.agents2'`,
+    );
+    expect(off).toEqual({ awaiting_turn: false, turn_id: null });
+  });
+});

@@ -35,6 +35,7 @@ const DETAIL_FIELDS = [
   'business_id',
   'platform_app_id',
   'webhook_verify_token',
+  'agent',
 ].sort();
 
 describe('admin: instances', () => {

@@ -3,6 +3,7 @@ import axios, { AxiosError, type AxiosInstance } from 'axios';
 import { retryAfterMs } from '../common/backoff.js';
 import { keepAliveAgents } from '../common/http-agents.js';
 import { AppConfig } from '../config/app-config.js';
+import type { AgentSettings } from '../instances/instance.types.js';
 import type { AgentRequest } from './agent-payload.js';
 
 /** What the agent answered: nothing, one text, or a list of /send bodies (validated later). */
@@ -54,17 +55,23 @@ export class AgentClient implements OnApplicationShutdown {
     this.httpsAgent.destroy();
   }
 
-  /** One attempt; the same Idempotency-Key (the batch id) on every attempt lets the agent drop repeats. */
-  async attempt(request: AgentRequest): Promise<AgentAttempt> {
+  /**
+   * One attempt, to the instance's agent (its own, or the global one); the
+   * same Idempotency-Key (the batch id) on every attempt lets the agent drop repeats.
+   */
+  async attempt(
+    request: AgentRequest,
+    agent: Pick<AgentSettings, 'url' | 'token'>,
+  ): Promise<AgentAttempt> {
+    if (!agent.url)
+      return { ok: false, retryable: false, reason: 'no agent is set for the instance' };
     let response;
     try {
-      response = await this.http.post<unknown>(this.config.AGENT_MODULE_URL!, request, {
+      response = await this.http.post<unknown>(agent.url, request, {
         headers: {
           'content-type': 'application/json',
           'idempotency-key': request.batch_id,
-          ...(this.config.AGENT_MODULE_TOKEN
-            ? { authorization: `Bearer ${this.config.AGENT_MODULE_TOKEN}` }
-            : {}),
+          ...(agent.token ? { authorization: `Bearer ${agent.token}` } : {}),
         },
       });
     } catch (error) {

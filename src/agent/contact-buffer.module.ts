@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { InstancesModule } from '../instances/instances.module.js';
 import { MessagesModule } from '../messages/messages.module.js';
 import { DeliveryBacklog } from '../queue/delivery-backlog.js';
 import { BUFFER_QUEUE, registerQueue } from '../queue/queues.js';
@@ -10,7 +11,7 @@ import { ContactBuffer } from './contact-buffer.js';
  * hand-back gives the agent the messages that came during a pause.
  */
 @Module({
-  imports: [registerQueue(BUFFER_QUEUE), MessagesModule, TurnsModule],
+  imports: [registerQueue(BUFFER_QUEUE), MessagesModule, TurnsModule, InstancesModule],
   providers: [ContactBuffer, DeliveryBacklog],
   exports: [ContactBuffer, DeliveryBacklog],
 })

@@ -7,6 +7,7 @@ import { AppConfig } from '../config/app-config.js';
 import { MessageStore } from '../messages/message.store.js';
 import type { AwaitingSpan } from '../messages/message.types.js';
 import { MetricsService, QUEUE_STATES } from '../metrics/metrics.service.js';
+import { InstancesService } from '../instances/instances.service.js';
 import { TurnStore, type ClaimResult } from '../turns/turn.store.js';
 import { DeliveryBacklog } from '../queue/delivery-backlog.js';
 
@@ -57,6 +58,7 @@ export class ContactBuffer {
     private readonly messages: MessageStore,
     private readonly turns: TurnStore,
     private readonly backlog: DeliveryBacklog,
+    private readonly instances: InstancesService,
     metrics: MetricsService,
   ) {
     metrics.addQueueReader(async () => [
@@ -64,17 +66,13 @@ export class ContactBuffer {
     ]);
   }
 
-  /** Whether inbound messages wait for the agent at all (AGENT_MODULE_URL set). */
-  get enabled(): boolean {
-    return this.config.AGENT_MODULE_URL !== undefined;
-  }
-
-  private get delayMs(): number {
-    return this.config.MESSAGE_BUFFER_DELAY * 1000;
-  }
-
-  private get maxWaitMs(): number {
-    return this.config.MESSAGE_BUFFER_MAX_WAIT * 1000;
+  /** The instance's buffer timing: its own, else MESSAGE_BUFFER_DELAY and MESSAGE_BUFFER_MAX_WAIT. */
+  private async timing(instanceId: string): Promise<{ delayMs: number; maxWaitMs: number }> {
+    const instance = await this.instances.findById(instanceId);
+    return {
+      delayMs: (instance?.agent_buffer_delay_s ?? this.config.MESSAGE_BUFFER_DELAY) * 1000,
+      maxWaitMs: (instance?.agent_buffer_max_wait_s ?? this.config.MESSAGE_BUFFER_MAX_WAIT) * 1000,
+    };
   }
 
   /** (Re)arms one contact's flush from its waiting messages (see scheduleAll). */
@@ -94,7 +92,7 @@ export class ContactBuffer {
     contacts: Array<{ instanceId: string; contactId: string }>,
     started: BufferSpan[] = [],
   ): Promise<void> {
-    if (!this.enabled || contacts.length + started.length === 0) return;
+    if (contacts.length + started.length === 0) return;
     const spans =
       contacts.length > 0
         ? await this.messages.awaitingSpans(contacts.map((c) => c.contactId))
@@ -117,7 +115,6 @@ export class ContactBuffer {
    * again by the live rule (those a backlog held are mostly due at once).
    */
   async release(): Promise<void> {
-    if (!this.enabled) return;
     this.backlog.forget();
     for (let after: string | null = null; ;) {
       const page = await this.messages.awaitingBuffers(after, RELEASE_CHUNK);
@@ -135,19 +132,17 @@ export class ContactBuffer {
 
   private async arm(buffers: BufferSpan[]): Promise<void> {
     if (buffers.length === 0) return;
+    const timings = new Map<string, { delayMs: number; maxWaitMs: number }>();
+    for (const { instanceId } of buffers) {
+      if (!timings.has(instanceId)) timings.set(instanceId, await this.timing(instanceId));
+    }
     const now = Date.now();
     await this.queue.addBulk(
       buffers.map(({ instanceId, contactId, span }) => {
-        const dueAt = this.dueAt(span, false);
+        const dueAt = bufferDueAt(span, false, timings.get(instanceId)!);
         return this.flushJob({ instanceId, contactId, dueAt }, dueAt, now);
       }),
     );
-  }
-
-  /** When a buffer spanning `span` is due (ms since epoch), live or `behind` a backlog. */
-  private dueAt(span: AwaitingSpan, behind: boolean): number {
-    const maxWait = span.first.getTime() + this.maxWaitMs;
-    return behind ? maxWait : Math.min(span.last.getTime() + this.delayMs, maxWait);
   }
 
   /** The contact's flush job, to run at `runAt` (ms since epoch), for a buffer due at `flush.dueAt`. */
@@ -183,16 +178,17 @@ export class ContactBuffer {
       await this.rearm(instanceId, contactId, dueAt, readUpTo);
       return { kind: 'not_due' };
     }
+    const timing = await this.timing(instanceId);
     const claim = await this.turns.claim(randomUUID(), instanceId, contactId, owner, {
       leaseMs: this.config.TURN_LEASE_S * 1000,
       agentHorizonMs: this.config.AGENT_RETRY_MAX_S * 1000,
       // The flush job may run a little early (timer and clock precision): that counts as due.
       dueBy: new Date((readUpTo ?? Date.now()) + DUE_TOLERANCE_MS),
-      delayMs: behind ? null : this.delayMs,
-      maxWaitMs: this.maxWaitMs,
+      delayMs: behind ? null : timing.delayMs,
+      maxWaitMs: timing.maxWaitMs,
     });
     if (claim.kind !== 'not_due') return claim;
-    await this.rearm(instanceId, contactId, this.dueAt(claim.awaiting, behind), readUpTo);
+    await this.rearm(instanceId, contactId, bufferDueAt(claim.awaiting, behind, timing), readUpTo);
     return { kind: 'not_due' };
   }
 
@@ -234,4 +230,14 @@ export class ContactBuffer {
       ? { at: readUpTo, behind }
       : { at: Date.now(), behind: false };
   }
+}
+
+/** When a buffer spanning `span` is due (ms since epoch), live or `behind` a backlog. */
+function bufferDueAt(
+  span: AwaitingSpan,
+  behind: boolean,
+  { delayMs, maxWaitMs }: { delayMs: number; maxWaitMs: number },
+): number {
+  const maxWait = span.first.getTime() + maxWaitMs;
+  return behind ? maxWait : Math.min(span.last.getTime() + delayMs, maxWait);
 }

@@ -117,7 +117,7 @@ export class TurnRunner {
 
   private async advance(turn: ActiveTurn, lease: TurnLease, loaded?: Loaded): Promise<TurnStep> {
     const instance = await this.instances.findById(turn.instance_id);
-    if (!instance?.is_active || !this.buffer.enabled) {
+    if (!instance?.is_active || !this.instances.agentEnabled(instance)) {
       const reason = !instance?.is_active ? 'the instance is deactivated' : 'the agent is off';
       return this.end(turn, lease, 'skipped', reason);
     }
@@ -165,6 +165,7 @@ export class TurnRunner {
     const messages = loaded?.messages ?? (await this.messages.ofTurn(turn.id));
     if (messages.length === 0) return this.end(turn, lease, 'skipped', 'its messages are gone');
     const request = buildAgentRequest(turn.id, instance, contact, messages);
+    const settings = this.instances.agentSettings(instance);
     // A fresh claim counted its first call already.
     const started = loaded
       ? turn
@@ -174,11 +175,11 @@ export class TurnRunner {
           this.config.AGENT_RETRY_MAX_S * 1000,
         );
     if (!started) return 'lost';
-    if (started.attempts === 1 && this.config.AGENT_TYPING_INDICATOR) {
+    if (started.attempts === 1 && settings.typing) {
       void this.showTyping(instance, messages.at(-1)!.id);
     }
     const stopTimer = this.metrics.agentDuration.startTimer();
-    const attempt = await this.agent.attempt(request);
+    const attempt = await this.agent.attempt(request, settings);
     stopTimer();
     // Another worker took over while the agent worked: it calls again, with the same batch_id.
     if (!lease.held) return 'lost';

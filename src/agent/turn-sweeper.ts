@@ -57,7 +57,6 @@ export class TurnSweeper implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   onApplicationBootstrap(): void {
-    if (!this.buffer.enabled) return;
     this.timer = setInterval(() => this.tick(), this.intervalMs);
     this.timer.unref();
     this.tick();

@@ -11,6 +11,7 @@ import { ContactIdentities1764200000000 } from './migrations/1764200000000-conta
 import { TemplateEventsOnce1764300000000 } from './migrations/1764300000000-template-events-once.js';
 import { EventForwarding1764400000000 } from './migrations/1764400000000-event-forwarding.js';
 import { ConversationsAndHandoff1764500000000 } from './migrations/1764500000000-conversations-and-handoff.js';
+import { InstanceAgentSettings1764600000000 } from './migrations/1764600000000-instance-agent-settings.js';
 
 export const MIGRATIONS = [
   InitialSchema1763740800000,
@@ -22,6 +23,7 @@ export const MIGRATIONS = [
   TemplateEventsOnce1764300000000,
   EventForwarding1764400000000,
   ConversationsAndHandoff1764500000000,
+  InstanceAgentSettings1764600000000,
 ];
 
 /** Any constant: every process that migrates takes the same PostgreSQL advisory lock. */

@@ -5,7 +5,18 @@ import { rows } from '../database/sql.js';
 import type { Instance } from './instance.types.js';
 
 /** The columns a create sets (the rest take their defaults). */
-export type NewInstance = Omit<Instance, 'created_at' | 'updated_at' | 'token_rejected_at'>;
+export type NewInstance = Omit<
+  Instance,
+  | 'created_at'
+  | 'updated_at'
+  | 'token_rejected_at'
+  | 'agent_enabled'
+  | 'agent_url'
+  | 'agent_token_encrypted'
+  | 'agent_buffer_delay_s'
+  | 'agent_buffer_max_wait_s'
+  | 'agent_typing_indicator'
+>;
 
 /** The columns a change may set. */
 export type InstanceChanges = Partial<
@@ -26,6 +37,12 @@ const CHANGEABLE: ReadonlyArray<keyof InstanceChanges> = [
   'is_active',
   'status',
   'token_rejected_at',
+  'agent_enabled',
+  'agent_url',
+  'agent_token_encrypted',
+  'agent_buffer_delay_s',
+  'agent_buffer_max_wait_s',
+  'agent_typing_indicator',
 ];
 
 /** The only home of SQL on `instances`. */

@@ -23,6 +23,27 @@ export interface Instance {
   webhook_verify_token: string;
   /** When the platform refused the access token (code 190); cleared by a new token. */
   token_rejected_at: Date | null;
+  /** false: the agent never answers this number (messages are stored only). */
+  agent_enabled: boolean;
+  /** This number's own agent, and its token (AES-256-GCM, like the access token); null: the global ones. */
+  agent_url: string | null;
+  agent_token_encrypted: string | null;
+  /** Null: MESSAGE_BUFFER_DELAY, MESSAGE_BUFFER_MAX_WAIT, AGENT_TYPING_INDICATOR. */
+  agent_buffer_delay_s: number | null;
+  agent_buffer_max_wait_s: number | null;
+  agent_typing_indicator: boolean | null;
   created_at: Date;
   updated_at: Date;
+}
+
+/** The agent an instance's messages go to, settings resolved (its own, else the global ones). */
+export interface AgentSettings {
+  /** Whether its inbound messages wait for the agent at all. */
+  enabled: boolean;
+  url: string | undefined;
+  /** The decrypted bearer token. */
+  token: string | undefined;
+  delayMs: number;
+  maxWaitMs: number;
+  typing: boolean;
 }

@@ -1,3 +1,4 @@
+import { AppConfig } from '../config/app-config.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { AppException } from '../common/app.exception.js';
@@ -12,7 +13,8 @@ import type { PhoneNumberDetails } from '../platform/platform.types.js';
 import type { CreateInstanceDto } from './dto/create-instance.dto.js';
 import type { UpdateInstanceDto } from './dto/update-instance.dto.js';
 import { InstanceStore, type InstanceChanges } from './instance.store.js';
-import type { Instance } from './instance.types.js';
+import type { AgentSettings, Instance } from './instance.types.js';
+import type { UpdateAgentSettingsDto } from './dto/agent-settings.dto.js';
 
 function numberValues(details: PhoneNumberDetails): InstanceChanges {
   return {
@@ -35,6 +37,7 @@ export class InstancesService implements OnApplicationBootstrap {
     private readonly crypto: CryptoService,
     private readonly platform: PlatformClient,
     private readonly invalidation: CacheInvalidationService,
+    private readonly config: AppConfig,
   ) {
     invalidation.on(INSTANCE_TOPIC, (id) => {
       this.byId.delete(id);
@@ -134,6 +137,7 @@ export class InstancesService implements OnApplicationBootstrap {
         token_rejected_at: null,
       });
     }
+    if (dto.agent) Object.assign(changes, this.agentChanges(instance.id, dto.agent));
     if (Object.keys(changes).length === 0) {
       throw AppException.validation([{ field: 'body', message: 'names no field to change' }]);
     }
@@ -157,6 +161,44 @@ export class InstancesService implements OnApplicationBootstrap {
 
   async deactivate(id: string): Promise<Instance> {
     return this.change(id, { is_active: false, status: 'disconnected' });
+  }
+
+  /** Whether an instance's inbound messages go to an agent (its own, or the global one). */
+  agentEnabled(instance: Instance): boolean {
+    return (
+      instance.agent_enabled && (instance.agent_url ?? this.config.AGENT_MODULE_URL) !== undefined
+    );
+  }
+
+  /** The agent settings of an instance: its own, else the global ones. */
+  agentSettings(instance: Instance): AgentSettings {
+    const url = instance.agent_url ?? this.config.AGENT_MODULE_URL;
+    return {
+      enabled: this.agentEnabled(instance),
+      url,
+      token: instance.agent_token_encrypted
+        ? this.crypto.decrypt(instance.agent_token_encrypted, instance.id)
+        : this.config.AGENT_MODULE_TOKEN,
+      delayMs: (instance.agent_buffer_delay_s ?? this.config.MESSAGE_BUFFER_DELAY) * 1000,
+      maxWaitMs: (instance.agent_buffer_max_wait_s ?? this.config.MESSAGE_BUFFER_MAX_WAIT) * 1000,
+      typing: instance.agent_typing_indicator ?? this.config.AGENT_TYPING_INDICATOR,
+    };
+  }
+
+  private agentChanges(id: string, agent: UpdateAgentSettingsDto): InstanceChanges {
+    const changes: InstanceChanges = {};
+    if (agent.enabled !== undefined) changes.agent_enabled = agent.enabled;
+    if (agent.url !== undefined) changes.agent_url = agent.url;
+    if (agent.token !== undefined) {
+      changes.agent_token_encrypted =
+        agent.token === null ? null : this.crypto.encrypt(agent.token, id);
+    }
+    if (agent.buffer_delay_s !== undefined) changes.agent_buffer_delay_s = agent.buffer_delay_s;
+    if (agent.buffer_max_wait_s !== undefined)
+      changes.agent_buffer_max_wait_s = agent.buffer_max_wait_s;
+    if (agent.typing_indicator !== undefined)
+      changes.agent_typing_indicator = agent.typing_indicator;
+    return changes;
   }
 
   /** The platform calls of the instance's number, with its token decrypted once. */

@@ -84,9 +84,9 @@ describe('InboundService (stores faked)', () => {
           id === 'PN1' ? INSTANCE : id === 'PN2' ? { ...INSTANCE, is_active: false } : null,
         ),
       hasActiveInstanceFor: (account: string) => Promise.resolve(activeAccounts.has(account)),
+      agentEnabled: () => true,
     } as unknown as InstancesService;
     const buffer = {
-      enabled: true,
       scheduleAll: (contacts: Array<{ contactId: string }>, started: BufferSpan[]) => {
         scheduled.push({ contacts, started });
         return Promise.resolve();

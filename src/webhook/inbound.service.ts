@@ -332,7 +332,7 @@ export class InboundService {
   ): Promise<Inserted> {
     const inserted = await this.messages.insertInbound(
       instance.id,
-      this.buffer.enabled,
+      this.instances.agentEnabled(instance),
       messages.map((message, index) => ({
         ...message,
         contactId: contactIds[index],

@@ -1,3 +1,4 @@
+import { AgentSettingsDto } from './agent-settings.dto.js';
 import { ApiProperty } from '@nestjs/swagger';
 import {
   TOKEN_TYPES,
@@ -82,6 +83,8 @@ export class InstanceDetailDto extends InstanceListItemDto {
   @ApiProperty({ nullable: true, type: String }) platform_app_id: string | null;
   @ApiProperty({ description: 'Token the platform echoes when verifying the webhook' })
   webhook_verify_token: string;
+  @ApiProperty({ type: AgentSettingsDto, description: "This number's own agent settings" })
+  agent: AgentSettingsDto;
 
   static override from(instance: Instance): InstanceDetailDto {
     return {
@@ -89,6 +92,7 @@ export class InstanceDetailDto extends InstanceListItemDto {
       business_id: instance.business_id,
       platform_app_id: instance.platform_app_id,
       webhook_verify_token: instance.webhook_verify_token,
+      agent: AgentSettingsDto.from(instance),
     };
   }
 }

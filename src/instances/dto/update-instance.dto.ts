@@ -1,5 +1,16 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsEmpty, IsIn, IsOptional, IsString, Length, Matches, ValidateIf } from 'class-validator';
+import { Type } from 'class-transformer';
+import {
+  IsEmpty,
+  IsIn,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
+import { UpdateAgentSettingsDto } from './agent-settings.dto.js';
 import { PLATFORM_ID_MESSAGE, PLATFORM_ID_PATTERN } from '../../common/platform-id.js';
 import { TOKEN_TYPES, type TokenType } from '../instance.types.js';
 
@@ -10,6 +21,15 @@ export class UpdateInstanceDto {
   @IsString({ message: 'must be a string' })
   @Length(1, 200, { message: 'must be 1 to 200 characters' })
   name?: string;
+
+  @ApiPropertyOptional({
+    type: UpdateAgentSettingsDto,
+    description: "This number's own agent settings (the global ones are the defaults)",
+  })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => UpdateAgentSettingsDto)
+  agent?: UpdateAgentSettingsDto;
 
   @ApiPropertyOptional({ writeOnly: true })
   @IsOptional()
