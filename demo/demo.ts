@@ -202,7 +202,7 @@ async function main(): Promise<void> {
     'POST',
     {
       url: receiver.url,
-      event_types: ['message.received', 'message.sent', 'message.status'],
+      event_types: ['message.received', 'message.sent', 'message.status', 'contact.handoff'],
       instance_id: instance.id,
       description: 'demo CRM',
     },
@@ -258,6 +258,40 @@ async function main(): Promise<void> {
   );
   show(`POST /send/text → ${JSON.stringify(sent)}`);
 
+  step('A person answered through the API: the agent pauses for Ana (handoff)');
+  const paused = await api<{
+    data: Array<{ handoff: { active: boolean; by: string; until: string } }>;
+  }>(`${base}/contacts?q=${USER.waId}`, 'GET', undefined, key);
+  const handoff = paused.data[0].handoff;
+  show(
+    `GET /contacts → handoff ${handoff.active ? 'active' : 'off'} (by ${handoff.by}) until ${handoff.until}`,
+  );
+  const callsBefore = agent.callCount;
+  await simulateMessage(target, USER, 'Obrigada, Ana!');
+  show('user → "Obrigada, Ana!": stored and forwarded, the agent stays quiet');
+  await sleep(2500);
+  if (agent.callCount !== callsBefore) throw new Error('the agent answered during the handoff');
+  show('(no agent call in 2.5 s)');
+
+  step('The person hands Ana back to the agent, which answers her next message');
+  await api(`${base}/contacts/${USER.waId}/handoff`, 'DELETE', {}, key);
+  show(`DELETE /contacts/${USER.waId}/handoff → the agent is back`);
+  await simulateMessage(target, USER, 'Até amanhã!');
+  const resumed = await readUntil(
+    () =>
+      platform.accepted.filter(
+        (sent) => sent.message.type === 'text' && sent.message.to === USER.waId,
+      ),
+    (sends) =>
+      sends.some((sent) => (sent.message.text as { body: string }).body.includes('Até amanhã')),
+    15_000,
+    100,
+  );
+  const last = resumed.at(-1);
+  show(
+    `platform ← text to ${USER.waId}: "${last ? (last.message.text as { body: string }).body : '?'}"`,
+  );
+
   step('A user who hides the number behind a username writes (no from, only a user id)');
   const hidden = await simulateMessage(target, HIDDEN_USER, 'Oi, sou a Bia!');
   show(`@${HIDDEN_USER.username} (${HIDDEN_USER.userId}) → "Oi, sou a Bia!" (${hidden.wamid})`);
@@ -279,7 +313,8 @@ async function main(): Promise<void> {
     () => receiver.received,
     (all) =>
       wanted(all, 'message.received') >= 4 &&
-      wanted(all, 'message.sent') >= 3 &&
+      wanted(all, 'message.sent') >= 4 &&
+      wanted(all, 'contact.handoff') >= 2 &&
       all.some(
         (event) => event.event.type === 'message.status' && event.event.data.status === 'read',
       ),

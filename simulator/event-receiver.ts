@@ -69,6 +69,10 @@ export function describeEvent({ event }: ReceivedEvent): string {
       return `to ${who} by ${data.sent_by}: ${JSON.stringify(text ?? data.message?.wamid)}`;
     case 'message.status':
       return `${data.message?.wamid} to ${who} is ${data.status}`;
+    case 'contact.handoff': {
+      const handoff = event.data as { paused?: boolean; by?: string };
+      return `agent ${handoff.paused ? 'paused' : 'back'} for ${who} (by ${handoff.by})`;
+    }
     default:
       return JSON.stringify(event.data).slice(0, 200);
   }

@@ -44,6 +44,14 @@ describe('npm run demo and the simulator CLI', () => {
     expect(output).toMatch(/message\.sent +✓ signed +to 5511987654321 by api: "Seu pedido/);
     expect(output).toMatch(/message\.status +✓ signed +wamid\.fake\d+ to 5511987654321 is read/);
     expect(output).not.toContain('BAD SIGNATURE');
+    // The handoff: a person's send paused the agent, the hand-back resumed it.
+    expect(output).toMatch(/GET \/contacts → handoff active \(by auto\)/);
+    expect(output).toContain('(no agent call in 2.5 s)');
+    expect(output).toMatch(/platform ← text to 5511987654321: "Hi Ana! You said: Até amanhã!"/);
+    expect(output).toMatch(
+      /contact\.handoff +✓ signed +agent paused for 5511987654321 \(by auto\)/,
+    );
+    expect(output).toMatch(/contact\.handoff +✓ signed +agent back for 5511987654321 \(by api\)/);
     expect(code).toBe(0);
   });
 

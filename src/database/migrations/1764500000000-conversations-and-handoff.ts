@@ -31,8 +31,10 @@ export class ConversationsAndHandoff1764500000000 implements MigrationInterface 
     await q(`
       ALTER TABLE contacts ADD COLUMN last_activity_at timestamptz
         GENERATED ALWAYS AS (COALESCE(GREATEST(last_inbound_at, last_outbound_at), created_at)) STORED`);
-    await q(`CREATE INDEX ix_contacts_activity
-             ON contacts (instance_id, last_activity_at DESC NULLS LAST, id DESC)`);
+    // Never null (its creation time when it has no message): DESC as the listing sorts.
+    await q(
+      `CREATE INDEX ix_contacts_activity ON contacts (instance_id, last_activity_at DESC, id DESC)`,
+    );
     await q(
       `CREATE INDEX ix_contacts_wa_id_prefix ON contacts (instance_id, wa_id text_pattern_ops)`,
     );
