@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   IsBoolean,
@@ -12,6 +12,7 @@ import {
   Min,
 } from 'class-validator';
 import { InstanceScopedDto } from '../../common/instance-scoped.dto.js';
+import { PageQueryDto } from '../../common/page-query.dto.js';
 import { MessageErrorDto } from '../../messages/dto/message.dto.js';
 import type { Contact, Message } from '../../messages/message.types.js';
 
@@ -21,7 +22,7 @@ const iso = (value: Date | null): string | null => value?.toISOString() ?? null;
 const LIMIT_MESSAGE = 'must be an integer from 1 to 100';
 
 /** GET /contacts */
-export class ListContactsQueryDto extends InstanceScopedDto {
+export class ListContactsQueryDto extends IntersectionType(InstanceScopedDto, PageQueryDto) {
   @ApiPropertyOptional({
     description: 'A number prefix (digits) or the start of a name (any case)',
     example: '55119',
@@ -31,19 +32,6 @@ export class ListContactsQueryDto extends InstanceScopedDto {
   @IsString({ message: 'must be text' })
   @MaxLength(64, { message: 'must be at most 64 characters' })
   q?: string;
-
-  @ApiPropertyOptional({ description: 'next_cursor of the previous page' })
-  @IsOptional()
-  @IsString({ message: 'must be a cursor from next_cursor' })
-  cursor?: string;
-
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: LIMIT_MESSAGE })
-  @Min(1, { message: LIMIT_MESSAGE })
-  @Max(100, { message: LIMIT_MESSAGE })
-  limit?: number;
 }
 
 /** GET /contacts/{key}/messages */

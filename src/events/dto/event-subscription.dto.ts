@@ -1,5 +1,4 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   ArrayMinSize,
@@ -7,15 +6,13 @@ import {
   IsArray,
   IsBoolean,
   IsIn,
-  IsInt,
   IsISO8601,
   IsOptional,
   IsString,
   IsUUID,
-  Max,
   MaxLength,
-  Min,
 } from 'class-validator';
+import { PageQueryDto } from '../../common/page-query.dto.js';
 import {
   DELIVERY_STATES,
   EVENT_TYPES,
@@ -177,24 +174,11 @@ export class RotatedSecretDto {
   previous_secret_expires_at: string | null;
 }
 
-export class ListEventDeliveriesQueryDto {
+export class ListEventDeliveriesQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: DELIVERY_STATES })
   @IsOptional()
   @IsIn(DELIVERY_STATES, { message: `must be one of ${DELIVERY_STATES.join(', ')}` })
   state?: DeliveryState;
-
-  @ApiPropertyOptional({ description: 'next_cursor of the previous page' })
-  @IsOptional()
-  @IsString({ message: 'must be a cursor from next_cursor' })
-  cursor?: string;
-
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'must be an integer from 1 to 100' })
-  @Min(1, { message: 'must be an integer from 1 to 100' })
-  @Max(100, { message: 'must be an integer from 1 to 100' })
-  limit?: number;
 }
 
 export class EventDeliveryDto {

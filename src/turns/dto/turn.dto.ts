@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, IsUUID, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsOptional, IsUUID, Matches } from 'class-validator';
+import { PageQueryDto } from '../../common/page-query.dto.js';
 import {
   PART_STATES,
   TURN_STATES,
@@ -108,7 +108,7 @@ export class TurnPageDto {
 }
 
 /** GET /admin/turns filters, newest first. */
-export class ListTurnsQueryDto {
+export class ListTurnsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: TURN_STATES })
   @IsOptional()
   @IsIn(TURN_STATES, { message: `must be one of ${TURN_STATES.join(', ')}` })
@@ -128,17 +128,4 @@ export class ListTurnsQueryDto {
     message: 'must be a number (digits) or a user id like BR.1234567890ABCDEF',
   })
   contact?: string;
-
-  @ApiPropertyOptional({ description: 'next_cursor of the previous page' })
-  @IsOptional()
-  @IsString({ message: 'must be a cursor from next_cursor' })
-  cursor?: string;
-
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'must be an integer from 1 to 100' })
-  @Min(1, { message: 'must be an integer from 1 to 100' })
-  @Max(100, { message: 'must be an integer from 1 to 100' })
-  limit?: number;
 }
