@@ -27,7 +27,7 @@ export class UpdateInstanceDto {
     description: "This number's own agent settings (the global ones are the defaults)",
   })
   @IsOptional()
-  @ValidateNested()
+  @ValidateNested({ message: 'must be an object of agent settings' })
   @Type(() => UpdateAgentSettingsDto)
   agent?: UpdateAgentSettingsDto;
 
