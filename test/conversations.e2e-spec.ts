@@ -75,8 +75,8 @@ describe('conversations, handoff and opt-out', () => {
     text: string,
     name = `User ${from}`,
     at = Math.floor(Date.now() / 1000),
+    wamid = `wamid.conv${++sequence}`,
   ): Promise<string> => {
-    const wamid = `wamid.conv${++sequence}`;
     const status = await deliverSigned(
       target(),
       envelope(target(), 'messages', {
@@ -350,7 +350,10 @@ describe('conversations, handoff and opt-out', () => {
        WHERE c.wa_id = $1`,
       [who],
     );
-    expect(turn).toMatchObject({ status: 'skipped', last_error: 'a person took the contact over' });
+    expect(turn).toMatchObject({
+      status: 'skipped',
+      last_error: 'a person has the contact, or it opted out',
+    });
   });
 
   it('the agent can ask for a person: its reply goes, then it pauses', async () => {
@@ -374,9 +377,46 @@ describe('conversations, handoff and opt-out', () => {
     expect(agent.callsFor(who)).toHaveLength(1);
   });
 
+  it("the agent asking for a person does not replace a person's own pause, nor speak over them", async () => {
+    const who = '5511900080062';
+    agent.answerAlways(() => ({
+      delayMs: 1000,
+      body: { handoff: true, reason: 'agent gives up', reply: 'Vou chamar um atendente.' },
+    }));
+    await stored(await inbound(who, 'oi'));
+    await readUntil(
+      () => agent.callsFor(who),
+      (calls) => calls.length >= 1,
+    );
+    // A person takes over while the agent is thinking.
+    await client('POST', `/contacts/${who}/handoff`, { reason: 'the manager answers' });
+    await new Promise((resolve) => setTimeout(resolve, 1800));
+    expect(sentTo(who)).toEqual([]);
+    expect((await contact(who)).handoff).toMatchObject({
+      active: true,
+      by: 'api',
+      reason: 'the manager answers',
+    });
+  });
+
+  it('a stop word while the agent is thinking: its reply is not sent', async () => {
+    const who = '5511900080063';
+    agent.answerAlways(() => ({ delayMs: 1000, body: { reply: 'resposta' } }));
+    await stored(await inbound(who, 'oi'));
+    await readUntil(
+      () => agent.callsFor(who),
+      (calls) => calls.length >= 1,
+    );
+    await stored(await inbound(who, 'SAIR'));
+    await new Promise((resolve) => setTimeout(resolve, 1800));
+    expect(sentTo(who)).toEqual([]);
+    expect((await contact(who)).opted_out_at).not.toBeNull();
+  });
+
   it('a stop word opts the contact out: no answer, no sends but templates; a start word or an admin lifts it', async () => {
     const who = '5511900080071';
-    await stored(await inbound(who, 'Stop'));
+    const stop = await inbound(who, 'Stop');
+    await stored(stop);
     await readUntil(
       () => contact(who),
       (c) => c.opted_out_at !== null,
@@ -401,6 +441,10 @@ describe('conversations, handoff and opt-out', () => {
     expect(
       (await client('POST', '/send/text', { to: who, body: 'bem-vindo de volta' })).status,
     ).toBe(200);
+    // The platform re-sends the old STOP: stored once already, it changes nothing.
+    await inbound(who, 'Stop', undefined, undefined, stop);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await contact(who)).opted_out_at).toBeNull();
 
     await stored(await inbound(who, 'PARAR'));
     await readUntil(
@@ -453,7 +497,7 @@ describe('per-instance agent settings', () => {
   it('routes two numbers to two agents, each with its token; a number with the agent off is not answered', async () => {
     const { service, db } = context;
     const token = await adminToken(service.url);
-    const numbers = ['106540352288101', '106540352288102', '106540352288103'];
+    const numbers = ['106540352288101', '106540352288102', '106540352288103', '106540352288104'];
     const ids = [];
     for (const number of numbers) ids.push(await createInstance(service.url, token, number));
     const patched = await http<{ agent: Record<string, unknown> }>(
@@ -470,6 +514,18 @@ describe('per-instance agent settings', () => {
       token,
       body: { agent: { enabled: false } },
     });
+    // Its own URL and no token: the global token is not sent to another host.
+    await http(service.url, 'PATCH', `/admin/instances/${ids[3]}`, {
+      token,
+      body: { agent: { url: second.url } },
+    });
+    const nullEnabled = await http<{ code: string }>(
+      service.url,
+      'PATCH',
+      `/admin/instances/${ids[3]}`,
+      { token, body: { agent: { enabled: null } } },
+    );
+    expect(nullEnabled.status).toBe(400);
     const detail = await http<{ agent: Record<string, unknown> }>(
       service.url,
       'GET',
@@ -516,13 +572,15 @@ describe('per-instance agent settings', () => {
     }
     await readUntil(
       () => first.calls.length + second.calls.length,
-      (calls) => calls >= 2,
+      (calls) => calls >= 3,
     );
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect(first.calls.map((c) => c.body.text)).toEqual(['to store 0']);
     expect(first.calls[0].headers.authorization).toBe('Bearer global-agent-token');
-    expect(second.calls.map((c) => c.body.text)).toEqual(['to store 1']);
-    expect(second.calls[0].headers.authorization).toBe('Bearer store-b-agent-token');
+    const byText = new Map(second.calls.map((c) => [c.body.text, c.headers.authorization]));
+    expect([...byText.keys()].sort()).toEqual(['to store 1', 'to store 3']);
+    expect(byText.get('to store 1')).toBe('Bearer store-b-agent-token');
+    expect(byText.get('to store 3')).toBeUndefined();
     const [off] = await db.query<{ awaiting_turn: boolean; turn_id: string | null }>(
       `SELECT awaiting_turn, turn_id FROM messages WHERE wamid = 'wamid.agents2'`,
     );

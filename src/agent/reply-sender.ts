@@ -169,7 +169,7 @@ export class ReplySender {
       if (await this.messages.pausedForAgent(turn.contact_id)) {
         for (const skipped of parts.slice(index)) {
           await this.turns.settlePart(turn.id, skipped.position, 'skipped', {
-            error: 'a person took the contact over',
+            error: 'a person has the contact, or it opted out',
           });
         }
         this.metrics.replyParts.inc({ outcome: 'skipped' }, parts.length - index);

@@ -145,7 +145,13 @@ export class TurnRunner {
     const sent = await this.replies.sendQueued(turn, instance, recipient, parts, deadline, lease);
     if (sent.kind === 'lost') return 'lost';
     if (sent.kind === 'handed_over') {
-      return this.end(turn, lease, 'skipped', 'a person took the contact over', sent.lastSent);
+      return this.end(
+        turn,
+        lease,
+        'skipped',
+        'a person has the contact, or it opted out',
+        sent.lastSent,
+      );
     }
     if (sent.kind === 'wait') return this.waitForRetry(turn, lease, sent.delayMs, sent.error);
     // A resumed turn may have failed parts from before: they count too.

@@ -132,6 +132,9 @@ export class ContactsService {
       contact.id,
       by,
       dto.include_pending ?? false,
+      [...this.config.OPT_OUT_WORDS, ...this.config.OPT_IN_WORDS].map((w) =>
+        w.trim().toUpperCase(),
+      ),
     );
     if (!resumed) throw notFound(key);
     // The messages of the pause wait for a turn again: their flush is armed now.

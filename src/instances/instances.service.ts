@@ -176,9 +176,12 @@ export class InstancesService implements OnApplicationBootstrap {
     return {
       enabled: this.agentEnabled(instance),
       url,
+      // The global token goes only to the global agent, never to an instance's own URL.
       token: instance.agent_token_encrypted
         ? this.crypto.decrypt(instance.agent_token_encrypted, instance.id)
-        : this.config.AGENT_MODULE_TOKEN,
+        : instance.agent_url === null
+          ? this.config.AGENT_MODULE_TOKEN
+          : undefined,
       delayMs: (instance.agent_buffer_delay_s ?? this.config.MESSAGE_BUFFER_DELAY) * 1000,
       maxWaitMs: (instance.agent_buffer_max_wait_s ?? this.config.MESSAGE_BUFFER_MAX_WAIT) * 1000,
       typing: instance.agent_typing_indicator ?? this.config.AGENT_TYPING_INDICATOR,

@@ -59,6 +59,8 @@ export interface InsertedInbound {
   last: Date | null;
   /** Whether messages of this contact were waiting before these. */
   waited: boolean;
+  /** The stored messages marked not to be answered (stop and start words), by wamid. */
+  words: string[] | null;
 }
 
 /**
@@ -349,9 +351,10 @@ export class MessageStore {
            WITH ORDINALITY AS m(wamid, contact, contact_id, type, body, sent_at, received_at, answer, n)
          ORDER BY m.n
          ON CONFLICT (wamid) DO NOTHING
-         RETURNING contact_id, received_at, awaiting_turn
+         RETURNING contact_id, received_at, awaiting_turn, wamid
        )
        SELECT i.contact_id, count(*)::int AS stored,
+         array_agg(i.wamid) FILTER (WHERE i.wamid = ANY($11::text[])) AS words,
          min(i.received_at) FILTER (WHERE i.awaiting_turn) AS first,
          max(i.received_at) FILTER (WHERE i.awaiting_turn) AS last,
          EXISTS (SELECT 1 FROM messages w
@@ -368,6 +371,7 @@ export class MessageStore {
         messages.map((m) => m.sentAt),
         messages.map((m) => m.receivedAt),
         messages.map((m) => m.answer ?? true),
+        messages.filter((m) => m.answer === false).map((m) => m.wamid),
       ],
     );
   }
@@ -474,11 +478,18 @@ export class MessageStore {
   ): Promise<Contact | null> {
     const [contact] = await rows<Contact>(
       this.db,
-      `WITH paused AS (
+      `WITH first_waiting AS (
+         SELECT min(received_at) AS at FROM messages WHERE contact_id = $1 AND awaiting_turn
+       ), paused AS (
+         -- The pause covers the messages waiting now (a hand-back may include them). The
+         -- agent asking for a person does not replace a person's own pause.
          UPDATE contacts SET handoff_until = $2, handoff_reason = $3, handoff_by = $4,
-           handoff_since = CASE WHEN handoff_until > now() THEN handoff_since ELSE now() END,
+           handoff_since = CASE WHEN handoff_until > now() THEN handoff_since
+                                ELSE LEAST(now(), (SELECT at FROM first_waiting)) END,
            updated_at = now()
-         WHERE id = $1 RETURNING *
+         WHERE id = $1
+           AND NOT ($4 = 'agent' AND COALESCE(handoff_until > now() AND handoff_by <> 'agent', false))
+         RETURNING *
        ), waiting AS (
          UPDATE messages SET awaiting_turn = false WHERE contact_id = $1 AND awaiting_turn
        )
@@ -497,11 +508,12 @@ export class MessageStore {
     contactId: string,
     by: HandoffBy,
     includePending: boolean,
+    notForTheAgent: string[],
   ): Promise<{ contact: Contact | null; pending: number }> {
     const [contact] = await rows<Contact & { pending: number }>(
       this.db,
       `WITH before AS (
-         SELECT handoff_since FROM contacts WHERE id = $1 -- as the pause left it (the snapshot)
+         SELECT handoff_since, opted_out_at FROM contacts WHERE id = $1 -- as the pause left it
        ), resumed AS (
          UPDATE contacts SET handoff_until = NULL, handoff_by = $2, handoff_reason = NULL,
            updated_at = now()
@@ -512,10 +524,13 @@ export class MessageStore {
          WHERE $3 AND m.contact_id = $1 AND m.direction = 'inbound' AND m.turn_id IS NULL
            AND NOT m.awaiting_turn AND m.type <> 'system'
            AND m.received_at >= COALESCE(before.handoff_since, now())
+           AND before.opted_out_at IS NULL
+           -- Stop and start words are never questions for the agent.
+           AND NOT (m.type = 'text' AND upper(btrim(m.body->'text'->>'body')) = ANY($4::text[]))
          RETURNING m.id
        )
        SELECT resumed.*, (SELECT count(*)::int FROM pending) AS pending FROM resumed`,
-      [contactId, by, includePending],
+      [contactId, by, includePending, notForTheAgent],
     );
     return { contact: contact ?? null, pending: contact?.pending ?? 0 };
   }
@@ -529,7 +544,8 @@ export class MessageStore {
     seconds: number,
   ): Promise<void> {
     await this.db.query(
-      `UPDATE contacts c SET handoff_until = now() + $4::float8 * interval '1 second',
+      `WITH paused AS (
+       UPDATE contacts c SET handoff_until = now() + $4::float8 * interval '1 second',
          handoff_since = CASE WHEN c.handoff_until > now() THEN c.handoff_since ELSE now() END,
          handoff_reason = 'a person replied through the API', handoff_by = 'auto',
          updated_at = now()
@@ -537,7 +553,12 @@ export class MessageStore {
        WHERE c.instance_id = s.instance_id
          AND (CASE WHEN s.by_number THEN c.wa_id = s.address ELSE c.user_id = s.address END)
          AND (c.handoff_until IS NULL
-              OR c.handoff_until < now() + ($4::float8 - 60) * interval '1 second')`,
+              OR c.handoff_until < now() + ($4::float8 - 60) * interval '1 second')
+       RETURNING c.id
+       )
+       -- What waited for the agent waits no more: the person answers it.
+       UPDATE messages m SET awaiting_turn = false
+       FROM paused WHERE m.contact_id = paused.id AND m.awaiting_turn`,
       [
         sends.map((s) => s.instanceId),
         sends.map((s) => s.address),
@@ -547,11 +568,12 @@ export class MessageStore {
     );
   }
 
-  /** Whether a person (not the agent) has the contact now. */
+  /** Whether a person (not the agent) has the contact now, or it opted out: the agent says nothing. */
   async pausedForAgent(contactId: string): Promise<boolean> {
     const found = await rows(
       this.db,
-      `SELECT 1 FROM contacts WHERE id = $1 AND handoff_until > now() AND handoff_by <> 'agent'`,
+      `SELECT 1 FROM contacts WHERE id = $1
+       AND (handoff_until > now() AND handoff_by <> 'agent' OR opted_out_at IS NOT NULL)`,
       [contactId],
     );
     return found.length > 0;

@@ -56,6 +56,7 @@ class FakeMessageStore {
         first: stored[0].receivedAt,
         last: stored[stored.length - 1].receivedAt,
         waited: false,
+        words: stored.filter((row) => row.answer === false).map((row) => row.wamid),
       })),
     );
   }

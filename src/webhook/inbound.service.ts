@@ -58,6 +58,8 @@ interface Stored {
 interface Inserted {
   stored: Map<string, number>;
   started: BufferSpan[];
+  /** Stop and start words stored now (not re-sent ones), by wamid. */
+  words: Set<string>;
 }
 
 /** Everything a batch holds for one instance. */
@@ -224,7 +226,8 @@ export class InboundService {
     if (work.messages.length === 0) return { started: [], recheck: [] };
     const contactIds = await this.contactsOf(work);
     const inserted = await this.insertMessages(work.instance, work.messages, contactIds);
-    await this.applyOptWords(work.messages, contactIds);
+    // Only words stored now count: a re-sent old STOP must not undo a later START.
+    await this.applyOptWords(work.messages, contactIds, inserted.words);
     const submitted = new Map<string, number>();
     for (const contactId of contactIds)
       submitted.set(contactId, (submitted.get(contactId) ?? 0) + 1);
@@ -242,9 +245,14 @@ export class InboundService {
    * not answer it, and only templates may be sent to it); a start word opts
    * it back in. The last such word of a contact in the batch decides.
    */
-  private async applyOptWords(messages: InboundMessageRow[], contactIds: string[]): Promise<void> {
+  private async applyOptWords(
+    messages: InboundMessageRow[],
+    contactIds: string[],
+    stored: ReadonlySet<string>,
+  ): Promise<void> {
     const decided = new Map<string, boolean>();
     messages.forEach((message, index) => {
+      if (!stored.has(message.wamid)) return;
       if (message.word && this.optOut.has(message.word)) decided.set(contactIds[index], true);
       else if (message.word && this.optIn.has(message.word)) decided.set(contactIds[index], false);
     });
@@ -294,13 +302,14 @@ export class InboundService {
     instance: Instance,
     messages: InboundMessageRow[],
     contactIds: string[],
-  ): Promise<Inserted | { stored: Map<string, number>; started: null }> {
+  ): Promise<Inserted | { stored: Map<string, number>; started: null; words: Set<string> }> {
     try {
       return await this.insertMessageRows(instance, messages, contactIds);
     } catch (error) {
       if (!isDataError(error)) throw error;
     }
     const stored = new Map<string, number>();
+    const words = new Set<string>();
     for (const [index, message] of messages.entries()) {
       const contactId = contactIds[index];
       let inserted: Inserted;
@@ -316,8 +325,9 @@ export class InboundService {
         inserted = await this.insertMessageRows(instance, [fallback], [contactId]);
       }
       stored.set(contactId, (stored.get(contactId) ?? 0) + (inserted.stored.get(contactId) ?? 0));
+      for (const wamid of inserted.words) words.add(wamid);
     }
-    return { stored, started: null };
+    return { stored, started: null, words };
   }
 
   /**
@@ -346,7 +356,11 @@ export class InboundService {
         started.push({ instanceId: instance.id, contactId: contact_id, span: { first, last } });
       }
     }
-    return { stored: new Map(inserted.map((row) => [row.contact_id, row.stored])), started };
+    return {
+      stored: new Map(inserted.map((row) => [row.contact_id, row.stored])),
+      started,
+      words: new Set(inserted.flatMap((row) => row.words ?? [])),
+    };
   }
 
   /**

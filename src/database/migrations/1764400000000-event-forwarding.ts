@@ -157,6 +157,22 @@ export class EventForwarding1764400000000 implements MigrationInterface {
       REFERENCING OLD TABLE AS before_rows NEW TABLE AS after_rows
       FOR EACH STATEMENT EXECUTE FUNCTION mc_event_lanes_changed()`);
 
+    // A pending delivery deleted (a prune racing a replay, a cascade) leaves its lane too.
+    await q(`
+      CREATE FUNCTION mc_event_lanes_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        UPDATE event_lanes l SET pending = l.pending - c.n
+        FROM (SELECT subscription_id, lane, count(*) AS n FROM removed WHERE state = 'pending'
+              GROUP BY subscription_id, lane ORDER BY subscription_id, lane) c
+        WHERE l.subscription_id = c.subscription_id AND l.lane = c.lane;
+        DELETE FROM event_lanes l USING (SELECT DISTINCT subscription_id, lane FROM removed) c
+        WHERE l.subscription_id = c.subscription_id AND l.lane = c.lane AND l.pending <= 0;
+        RETURN NULL;
+      END $$`);
+    await q(`
+      CREATE TRIGGER tr_event_lanes_removed AFTER DELETE ON event_deliveries
+      REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION mc_event_lanes_removed()`);
+
     // Each new event goes to every enabled subscription that wants it
     // (pings are addressed to one subscription by whoever writes them).
     await q(`
@@ -284,7 +300,7 @@ export class EventForwarding1764400000000 implements MigrationInterface {
     await q(`DROP FUNCTION mc_instance_status(), mc_turn_failed(), mc_template_event_added(),
              mc_message_updated(), mc_messages_inserted(), mc_message_lane(messages),
              mc_message_event(messages, contacts), mc_iso(timestamptz), mc_events_fan_out(),
-             mc_event_lanes_changed(), mc_event_lanes_added()`);
+             mc_event_lanes_changed(), mc_event_lanes_added(), mc_event_lanes_removed()`);
     await q(`ALTER TABLE instances DROP COLUMN token_rejected_at`);
     await q(`ALTER TABLE messages DROP COLUMN sent_by`);
   }

@@ -2,7 +2,6 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
   IsBoolean,
   IsNumber,
-  IsOptional,
   IsString,
   IsUrl,
   Length,
@@ -18,7 +17,7 @@ const set = (_: unknown, value: unknown) => value !== null && value !== undefine
 /** PATCH /admin/instances/{id} `agent`: this number's agent; null puts a setting back to the global one. */
 export class UpdateAgentSettingsDto {
   @ApiPropertyOptional({ description: 'false: the agent never answers this number' })
-  @IsOptional()
+  @ValidateIf((_, value) => value !== undefined)
   @IsBoolean({ message: 'must be true or false' })
   enabled?: boolean;
 
