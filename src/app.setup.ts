@@ -7,6 +7,8 @@ import { AppModule } from './app.module.js';
 import { serveQueueDashboard } from './admin/queue-dashboard.js';
 import { serveOpenApi } from './openapi.js';
 import { MetricsService } from './metrics/metrics.service.js';
+import { errorBody } from './common/all-exceptions.filter.js';
+import { AppException } from './common/app.exception.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './common/request-id.js';
 import type { RouteLimits } from './common/route-limits.js';
 import type { AppConfig } from './config/app-config.js';
@@ -85,6 +87,20 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onRequest', async (request, reply) => {
     void reply.header(REQUEST_ID_HEADER, request.id);
+    // Shutting down: queues close before the listener does, and a request that
+    // came meanwhile would start work the process may not finish. Refused now.
+    if (draining.has(app)) {
+      const refusal = new AppException(
+        'unavailable',
+        'This process is shutting down; retry (another replica takes the request)',
+        undefined,
+        { 'retry-after': '1' },
+      );
+      return reply
+        .code(503)
+        .headers({ 'retry-after': '1', connection: 'close' })
+        .send(errorBody(refusal));
+    }
   });
   // While draining, answers close their connection: a keep-alive socket left idle
   // after its last in-flight answer would otherwise hold shutdown until it times out.

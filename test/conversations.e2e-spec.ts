@@ -312,16 +312,6 @@ describe('conversations, handoff and opt-out', () => {
       include_pending: true,
     });
     expect(resumed.body.handoff).toMatchObject({ active: false, by: 'api' });
-    console.log(
-      await db.query(
-        `SELECT wamid, awaiting_turn, turn_id, received_at FROM messages m JOIN contacts c ON c.id = m.contact_id WHERE c.wa_id = $1`,
-        [who],
-      ),
-      await db.query(
-        `SELECT handoff_since, handoff_until, handoff_by FROM contacts WHERE wa_id = $1`,
-        [who],
-      ),
-    );
     const calls = await readUntil(
       () => agent.callsFor(who),
       (list) => list.length >= 2,
