@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EventReceiver } from '../simulator/event-receiver.js';
+import { EVENT_TYPES } from '../src/events/event.types.js';
 import { TestDatabase, adminToken, freePort } from '../test/support/test-app.js';
 import { waitUntil } from '../test/support/wait.js';
 import { startService, startZeroLatencyPlatform, type ServiceProcess } from './support.js';
@@ -14,16 +15,6 @@ import {
   type EventsSubscriber,
 } from './webhook.bench.js';
 
-/** Every event type a client may want: what a fully subscribed client costs. */
-const ALL_TYPES = [
-  'message.received',
-  'message.status',
-  'message.sent',
-  'template.status',
-  'turn.failed',
-  'instance.status',
-];
-
 /** The bench's services run as production: the receiver on loopback must be allow-listed. */
 const EVENT_ENV = { EVENT_TARGET_ALLOWLIST: '127.0.0.1' };
 
@@ -32,7 +23,7 @@ async function subscribe(api: ServiceProcess, url: string): Promise<void> {
   const answer = await fetch(`${api.url}/admin/event-subscriptions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ url, event_types: ALL_TYPES }),
+    body: JSON.stringify({ url, event_types: EVENT_TYPES }), // every type: the full cost
   });
   if (answer.status !== 201) throw new Error(`subscription refused: ${await answer.text()}`);
 }

@@ -35,7 +35,7 @@ export class AgentClient implements OnApplicationShutdown {
   private readonly httpAgent = this.agents.http;
   private readonly httpsAgent = this.agents.https;
 
-  constructor(private readonly config: AppConfig) {
+  constructor(config: AppConfig) {
     this.http = axios.create({
       timeout: config.AGENT_TIMEOUT_MS,
       httpAgent: this.httpAgent,
@@ -44,10 +44,6 @@ export class AgentClient implements OnApplicationShutdown {
       validateStatus: () => true,
       transitional: { clarifyTimeoutError: true },
     });
-  }
-
-  get enabled(): boolean {
-    return this.config.AGENT_MODULE_URL !== undefined;
   }
 
   onApplicationShutdown(): void {

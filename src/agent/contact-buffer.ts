@@ -66,13 +66,8 @@ export class ContactBuffer {
     ]);
   }
 
-  /** The instance's buffer timing: its own, else MESSAGE_BUFFER_DELAY and MESSAGE_BUFFER_MAX_WAIT. */
   private async timing(instanceId: string): Promise<{ delayMs: number; maxWaitMs: number }> {
-    const instance = await this.instances.findById(instanceId);
-    return {
-      delayMs: (instance?.agent_buffer_delay_s ?? this.config.MESSAGE_BUFFER_DELAY) * 1000,
-      maxWaitMs: (instance?.agent_buffer_max_wait_s ?? this.config.MESSAGE_BUFFER_MAX_WAIT) * 1000,
-    };
+    return this.instances.bufferTiming(await this.instances.findById(instanceId));
   }
 
   /** (Re)arms one contact's flush from its waiting messages (see scheduleAll). */

@@ -1,8 +1,21 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 
 const LIMIT_MESSAGE = 'must be an integer from 1 to 100';
+
+/** A page size: 1 to 100, `fallback` when absent. */
+export function PageLimit(fallback: number): PropertyDecorator {
+  return applyDecorators(
+    ApiPropertyOptional({ minimum: 1, maximum: 100, default: fallback }),
+    IsOptional(),
+    Type(() => Number),
+    IsInt({ message: LIMIT_MESSAGE }),
+    Min(1, { message: LIMIT_MESSAGE }),
+    Max(100, { message: LIMIT_MESSAGE }),
+  );
+}
 
 /** A listing's page: `limit` rows (1 to 100, 20 by default) after `cursor`. */
 export class PageQueryDto {
@@ -11,11 +24,6 @@ export class PageQueryDto {
   @IsString({ message: 'must be a cursor from next_cursor' })
   cursor?: string;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: LIMIT_MESSAGE })
-  @Min(1, { message: LIMIT_MESSAGE })
-  @Max(100, { message: LIMIT_MESSAGE })
+  @PageLimit(20)
   limit?: number;
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { isUUID } from 'class-validator';
 import { ContactBuffer } from '../agent/contact-buffer.js';
 import { AppException } from '../common/app.exception.js';
+import { decodeCursor, encodeCursor } from '../common/time-id-cursor.js';
 import { AppConfig } from '../config/app-config.js';
 import type { Instance } from '../instances/instance.types.js';
 import { MessageStore } from '../messages/message.store.js';
@@ -20,29 +20,6 @@ import {
 
 const CONTACT_PAGE = 20;
 const CONVERSATION_PAGE = 50;
-
-function encodeCursor(at: string, id: string): string {
-  return Buffer.from(JSON.stringify([at, id])).toString('base64url');
-}
-
-function decodeCursor(value: string): { at: string; id: string } {
-  try {
-    const [at, id] = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as unknown[];
-    if (
-      typeof at === 'string' &&
-      !Number.isNaN(Date.parse(at)) &&
-      typeof id === 'string' &&
-      isUUID(id)
-    ) {
-      return { at, id };
-    }
-  } catch {
-    // reported below
-  }
-  throw AppException.validation([
-    { field: 'cursor', message: 'must be a cursor from next_cursor' },
-  ]);
-}
 
 /** Conversations, handoffs and opt-outs of an instance's contacts. */
 @Injectable()
@@ -67,7 +44,8 @@ export class ContactsService {
     const last = data.at(-1);
     return {
       data: data.map((contact) => ContactDto.from(contact)),
-      next_cursor: page.length > limit && last ? encodeCursor(last.activity, last.id) : null,
+      next_cursor:
+        page.length > limit && last ? encodeCursor({ at: last.activity, id: last.id }) : null,
     };
   }
 

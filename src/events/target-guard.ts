@@ -100,7 +100,7 @@ export class TargetGuard {
         options.all
           ? callback(null, addresses)
           : callback(null, addresses[0].address, addresses[0].family),
-      (error: Error) => callback(Object.assign(error, { code: 'ETARGETREFUSED' }), ''),
+      (error: TargetRefusedError) => callback(error, ''),
     );
   };
 

@@ -170,6 +170,14 @@ export class InstancesService implements OnApplicationBootstrap {
     );
   }
 
+  /** An instance's buffer timing: its own, else MESSAGE_BUFFER_DELAY and MESSAGE_BUFFER_MAX_WAIT. */
+  bufferTiming(instance: Instance | null): Pick<AgentSettings, 'delayMs' | 'maxWaitMs'> {
+    return {
+      delayMs: (instance?.agent_buffer_delay_s ?? this.config.MESSAGE_BUFFER_DELAY) * 1000,
+      maxWaitMs: (instance?.agent_buffer_max_wait_s ?? this.config.MESSAGE_BUFFER_MAX_WAIT) * 1000,
+    };
+  }
+
   /** The agent settings of an instance: its own, else the global ones. */
   agentSettings(instance: Instance): AgentSettings {
     const url = instance.agent_url ?? this.config.AGENT_MODULE_URL;
@@ -182,8 +190,7 @@ export class InstancesService implements OnApplicationBootstrap {
         : instance.agent_url === null
           ? this.config.AGENT_MODULE_TOKEN
           : undefined,
-      delayMs: (instance.agent_buffer_delay_s ?? this.config.MESSAGE_BUFFER_DELAY) * 1000,
-      maxWaitMs: (instance.agent_buffer_max_wait_s ?? this.config.MESSAGE_BUFFER_MAX_WAIT) * 1000,
+      ...this.bufferTiming(instance),
       typing: instance.agent_typing_indicator ?? this.config.AGENT_TYPING_INDICATOR,
     };
   }

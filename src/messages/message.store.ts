@@ -1,3 +1,4 @@
+import type { TimeIdCursor } from '../common/time-id-cursor.js';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -423,7 +424,7 @@ export class MessageStore {
   listContacts(
     instanceId: string,
     search: string | undefined,
-    after: { at: string; id: string } | null,
+    after: TimeIdCursor | null,
     limit: number,
   ): Promise<Array<Contact & { activity: string }>> {
     const prefix = search?.replace(/[\\%_]/g, (c) => `\\${c}`);

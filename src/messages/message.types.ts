@@ -87,8 +87,9 @@ export interface Contact {
   updated_at: Date;
 }
 
-/** Who changes a contact's handoff. */
-export type HandoffBy = 'api' | 'admin' | 'agent' | 'auto' | 'timer';
+/** Who changes a contact's handoff: a client, an admin, the agent, a person's send, the clock. */
+export const HANDOFF_BY = ['api', 'admin', 'agent', 'auto', 'timer'] as const;
+export type HandoffBy = (typeof HANDOFF_BY)[number];
 
 /** When a contact's waiting messages arrived: the first and the last. */
 export interface AwaitingSpan {

@@ -1,3 +1,4 @@
+import type { TimeIdCursor } from '../common/time-id-cursor.js';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -57,12 +58,6 @@ export interface TurnFilter {
   contact?: string;
 }
 
-/** Position in the listing: the last row's creation time (as PostgreSQL prints it) and id. */
-export interface TurnCursor {
-  createdAt: string;
-  id: string;
-}
-
 /** A turn with the keys and profile of its contact, for operators. */
 export interface TurnWithContact extends TurnRow {
   contact_wa_id: string | null;
@@ -72,7 +67,7 @@ export interface TurnWithContact extends TurnRow {
 }
 
 export interface TurnPage {
-  turns: Array<TurnWithContact & { cursor: TurnCursor }>;
+  turns: Array<TurnWithContact & { cursor: TimeIdCursor }>;
   hasMore: boolean;
 }
 
@@ -400,7 +395,11 @@ export class TurnStore {
   }
 
   /** Newest first, `limit` rows after `cursor`. */
-  async list(filter: TurnFilter, cursor: TurnCursor | undefined, limit: number): Promise<TurnPage> {
+  async list(
+    filter: TurnFilter,
+    cursor: TimeIdCursor | undefined,
+    limit: number,
+  ): Promise<TurnPage> {
     const conditions: string[] = [];
     const params: unknown[] = [];
     const param = (value: unknown): string => {
@@ -415,7 +414,7 @@ export class TurnStore {
     }
     if (cursor) {
       conditions.push(
-        `(t.created_at, t.id) < (${param(cursor.createdAt)}::timestamptz, ${param(cursor.id)}::uuid)`,
+        `(t.created_at, t.id) < (${param(cursor.at)}::timestamptz, ${param(cursor.id)}::uuid)`,
       );
     }
     const found = await rows<TurnWithContact & { created_text: string }>(
@@ -428,7 +427,7 @@ export class TurnStore {
     return {
       turns: found.slice(0, limit).map(({ created_text, ...turn }) => ({
         ...turn,
-        cursor: { createdAt: created_text, id: turn.id },
+        cursor: { at: created_text, id: turn.id },
       })),
       hasMore: found.length > limit,
     };

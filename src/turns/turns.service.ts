@@ -1,37 +1,12 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { isUUID } from 'class-validator';
 import { AppException } from '../common/app.exception.js';
 import type { ListTurnsQueryDto } from './dto/turn.dto.js';
 import { TurnDto, type TurnPageDto } from './dto/turn.dto.js';
 import { TurnScheduler } from './turn-scheduler.js';
-import { TurnStore, type TurnCursor } from './turn.store.js';
+import { decodeCursor, encodeCursor } from '../common/time-id-cursor.js';
+import { TurnStore } from './turn.store.js';
 
 const DEFAULT_PAGE = 20;
-
-function encodeCursor(cursor: TurnCursor): string {
-  return Buffer.from(JSON.stringify([cursor.createdAt, cursor.id])).toString('base64url');
-}
-
-function decodeCursor(value: string): TurnCursor {
-  try {
-    const [createdAt, id] = JSON.parse(
-      Buffer.from(value, 'base64url').toString('utf8'),
-    ) as unknown[];
-    if (
-      typeof createdAt === 'string' &&
-      !Number.isNaN(Date.parse(createdAt)) &&
-      typeof id === 'string' &&
-      isUUID(id)
-    ) {
-      return { createdAt, id };
-    }
-  } catch {
-    // reported below
-  }
-  throw AppException.validation([
-    { field: 'cursor', message: 'must be a cursor from next_cursor' },
-  ]);
-}
 
 /** What an operator does with turns: list them, read one, run a failed one again. */
 @Injectable()

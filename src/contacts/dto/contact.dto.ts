@@ -1,25 +1,12 @@
 import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import {
-  IsBoolean,
-  IsInt,
-  IsISO8601,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-} from 'class-validator';
+import { IsBoolean, IsISO8601, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { InstanceScopedDto } from '../../common/instance-scoped.dto.js';
-import { PageQueryDto } from '../../common/page-query.dto.js';
+import { PageLimit, PageQueryDto } from '../../common/page-query.dto.js';
 import { MessageErrorDto } from '../../messages/dto/message.dto.js';
-import type { Contact, Message } from '../../messages/message.types.js';
+import { HANDOFF_BY, type Contact, type Message } from '../../messages/message.types.js';
 
 const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;
 const iso = (value: Date | null): string | null => value?.toISOString() ?? null;
-
-const LIMIT_MESSAGE = 'must be an integer from 1 to 100';
 
 /** GET /contacts */
 export class ListContactsQueryDto extends IntersectionType(InstanceScopedDto, PageQueryDto) {
@@ -48,12 +35,7 @@ export class ConversationQueryDto extends InstanceScopedDto {
   @Matches(/^\d{1,18}$/, { message: 'must be a cursor from older or newer' })
   after?: string;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 50 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: LIMIT_MESSAGE })
-  @Min(1, { message: LIMIT_MESSAGE })
-  @Max(100, { message: LIMIT_MESSAGE })
+  @PageLimit(50)
   limit?: number;
 }
 
@@ -105,7 +87,7 @@ export class HandoffDto {
   @ApiProperty({
     type: String,
     nullable: true,
-    enum: ['api', 'admin', 'agent', 'auto', 'timer'],
+    enum: HANDOFF_BY,
     description:
       'Who paused or resumed it last: a client, an admin, the agent, a person sending (auto), the clock (timer)',
   })

@@ -5,6 +5,7 @@ import {
   type OperationObject,
 } from '@nestjs/swagger';
 import { MessageErrorDto } from '../../messages/dto/message.dto.js';
+import { HANDOFF_BY } from '../../messages/message.types.js';
 
 /** The documentation of what subscribers receive: these classes are schemas only. */
 
@@ -109,7 +110,7 @@ export class ContactHandoffDataDto {
   @ApiProperty({
     type: String,
     nullable: true,
-    enum: ['api', 'admin', 'agent', 'auto', 'timer'],
+    enum: HANDOFF_BY,
     description:
       'Who changed it: a client, an admin, the agent, a person sending (auto), the clock',
   })
