@@ -87,11 +87,16 @@ describe('event forwarding across a worker killed mid-delivery', () => {
     // The hung attempt, then the same event again (same webhook-id), then the others in order.
     expect(wamids).toEqual([ids[0], ids[0], ids[1], ids[2]]);
     expect(received[1].headers['webhook-id']).toBe(received[0].headers['webhook-id']);
-    const page = await http<{ data: Array<{ state: string }> }>(
-      api.url,
-      'GET',
-      `/admin/event-subscriptions/${subscription.body.id}/deliveries`,
-      { token },
+    // The last receipt comes before its record: read until every one is written.
+    const page = await readUntil(
+      () =>
+        http<{ data: Array<{ state: string }> }>(
+          api.url,
+          'GET',
+          `/admin/event-subscriptions/${subscription.body.id}/deliveries`,
+          { token },
+        ),
+      (answer) => answer.body.data.every((d) => d.state === 'delivered'),
     );
     expect(page.body.data.map((d) => d.state)).toEqual(['delivered', 'delivered', 'delivered']);
   });

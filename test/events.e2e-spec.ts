@@ -498,7 +498,11 @@ describe('client event forwarding', () => {
       (events) => events.length >= 2,
     );
     expect(wamidOf(receiver.received[1])).toBe(first);
-    const page = await deliveries(subscription.id);
+    // The receipt comes before its record: read until it is written.
+    const page = await readUntil(
+      () => deliveries(subscription.id),
+      (list) => list.data[0]?.state === 'delivered',
+    );
     expect(page.data.map((d) => d.state)).toEqual(['delivered']);
   });
 
