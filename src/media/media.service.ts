@@ -115,6 +115,7 @@ export class MediaService {
   async discardRest(request: FastifyRequest, maxBytes: number): Promise<boolean> {
     const raw = request.raw;
     if (raw.complete || raw.readableEnded) return true;
+    if (raw.destroyed) return false;
     if (Number(request.headers['content-length']) > maxBytes) return false;
     return new Promise((resolve) => {
       let seen = 0;
@@ -122,6 +123,7 @@ export class MediaService {
         raw.off('data', count);
         raw.off('end', ended);
         raw.off('error', failed);
+        raw.off('close', closed);
         resolve(drained);
       };
       const count = (chunk: Buffer) => {
@@ -130,9 +132,12 @@ export class MediaService {
       };
       const ended = () => done(true);
       const failed = () => done(false);
+      // A connection that closes without an end (the client gave up) never says 'end'.
+      const closed = () => done(raw.complete);
       raw.on('data', count);
       raw.once('end', ended);
       raw.once('error', failed);
+      raw.once('close', closed);
       raw.resume();
     });
   }
