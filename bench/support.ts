@@ -54,16 +54,29 @@ export interface ServiceProcess {
   stop(): Promise<number | null>;
 }
 
-/** Runs the built service (dist/main.js) as its own process; its logs go to /dev/null. */
+/** The Node flags production runs the service with: those of package.json's start:prod. */
+export function productionNodeFlags(): string[] {
+  const { scripts } = JSON.parse(readFileSync('package.json', 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  const words = scripts['start:prod'].trim().split(/\s+/);
+  return words.slice(1, words.indexOf('dist/main.js'));
+}
+
+/**
+ * Runs the built service (dist/main.js) as its own process, with the Node
+ * flags of production (`npm run start:prod`, the image); its logs go to /dev/null.
+ */
 export async function startService(
   env: Record<string, string>,
   nodeArgs: string[] = [],
 ): Promise<ServiceProcess> {
   const devNull = openSync('/dev/null', 'w');
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, 'dist/main.js'], {
-    env: { PATH: process.env.PATH, ...env },
-    stdio: ['ignore', devNull, devNull],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...productionNodeFlags(), ...nodeArgs, 'dist/main.js'],
+    { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', devNull, devNull] },
+  );
   return watch(child, `http://${env.HOST}:${env.PORT}`);
 }
 

@@ -241,6 +241,21 @@ describe('docker-compose.yml', () => {
   });
 });
 
+describe('Dockerfile', () => {
+  it('runs the service with the Node flags of npm run start:prod (what the bench measures)', () => {
+    const dockerfile = readFileSync('Dockerfile', 'utf8');
+    const runtime = dockerfile.slice(dockerfile.indexOf('AS runtime'));
+    const options = /^ENV NODE_OPTIONS="([^"]*)"$/m.exec(runtime)?.[1];
+    const { scripts } = JSON.parse(readFileSync('package.json', 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    const startProd = /^node (.*) dist\/main\.js$/.exec(scripts['start:prod'])?.[1];
+    expect(options).toMatch(/--max-old-space-size=\d+/);
+    expect(options).toBe(startProd);
+    expect(runtime).toMatch(/^CMD \["node", "dist\/main\.js"\]$/m);
+  });
+});
+
 describe('.env.example', () => {
   it('says production, and production refuses it until every secret is filled in', () => {
     const example = envExample();
