@@ -116,6 +116,17 @@ describe('conversations, handoff and opt-out', () => {
     token = await adminToken(service.url);
     instanceId = await createInstance(service.url, token, PHONE_NUMBER_ID, 'Conversations');
     key = await createApiKey(service.url, token, instanceId, 'conversations');
+    // Events are recorded only for a subscription that wants them; a disabled one does.
+    const subscribed = await http(service.url, 'POST', '/admin/event-subscriptions', {
+      token,
+      body: {
+        url: 'http://127.0.0.1:1/events',
+        instance_id: instanceId,
+        event_types: ['contact.handoff'],
+        enabled: false,
+      },
+    });
+    expect(subscribed.status).toBe(201);
   });
 
   beforeEach(() => {

@@ -591,6 +591,48 @@ describe('client event forwarding', () => {
     expect(missing.body.code).toBe('event_delivery_not_found');
   });
 
+  it('records events only while a subscription wants them: a disabled one keeps them for a replay', async () => {
+    const count = async (wamid: string) =>
+      (
+        await db.query(`SELECT 1 FROM events WHERE data -> 'message' ->> 'wamid' = $1`, [wamid])
+      ).length;
+    const since = new Date().toISOString();
+    // Nobody subscribed: nothing is written.
+    const [unwanted] = await inbound('5511900070011', 'nobody listens');
+    await waitFor(
+      async () => (await db.query('SELECT 1 FROM messages WHERE wamid = $1', [unwanted])).length,
+    );
+    // Another type only: still nothing.
+    const other = await subscribe({ event_types: ['message.status'] });
+    const [otherType] = await inbound('5511900070011', 'not this type');
+    await waitFor(
+      async () => (await db.query('SELECT 1 FROM messages WHERE wamid = $1', [otherType])).length,
+    );
+    expect(await count(unwanted)).toBe(0);
+    expect(await count(otherType)).toBe(0);
+    await admin('DELETE', `/admin/event-subscriptions/${other.id}`);
+
+    // Disabled: recorded, not sent; enabled and replayed, sent.
+    const subscription = await subscribe({ event_types: ['message.received'], enabled: false });
+    const [kept] = await inbound('5511900070011', 'kept for later');
+    await waitFor(async () => (await count(kept)) === 1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(receiver.received).toHaveLength(0);
+    await admin('PATCH', `/admin/event-subscriptions/${subscription.id}`, { enabled: true });
+    const replay = await admin<{ queued: number }>(
+      'POST',
+      `/admin/event-subscriptions/${subscription.id}/replay`,
+      { since, until: new Date(Date.now() + 1000).toISOString() },
+    );
+    expect(replay.body.queued).toBe(1);
+    const received = await readUntil(
+      () => receiver.received,
+      (events) => events.length >= 1,
+    );
+    expect(received.map(wamidOf)).toEqual([kept]);
+    verified(subscription.secret, received);
+  });
+
   it('refuses at delivery time a target that now resolves to a private address', async () => {
     const subscription = await subscribe({ event_types: ['message.received'] });
     // As if its name had been re-pointed after the check at creation.

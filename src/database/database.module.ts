@@ -12,6 +12,7 @@ import { TemplateEventsOnce1764300000000 } from './migrations/1764300000000-temp
 import { EventForwarding1764400000000 } from './migrations/1764400000000-event-forwarding.js';
 import { ConversationsAndHandoff1764500000000 } from './migrations/1764500000000-conversations-and-handoff.js';
 import { InstanceAgentSettings1764600000000 } from './migrations/1764600000000-instance-agent-settings.js';
+import { EventsWhenWanted1764700000000 } from './migrations/1764700000000-events-when-wanted.js';
 
 export const MIGRATIONS = [
   InitialSchema1763740800000,
@@ -24,6 +25,7 @@ export const MIGRATIONS = [
   EventForwarding1764400000000,
   ConversationsAndHandoff1764500000000,
   InstanceAgentSettings1764600000000,
+  EventsWhenWanted1764700000000,
 ];
 
 /** Any constant: every process that migrates takes the same PostgreSQL advisory lock. */

@@ -1,6 +1,51 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { MESSAGE_UPDATED, MESSAGES_INSERTED } from './1764400000000-event-forwarding.js';
 
+/** The messages triggers' functions as this migration made them (a later one's down restores them). */
+export const MESSAGES_INSERTED_WITH_OUTBOUND = `
+      CREATE OR REPLACE FUNCTION mc_messages_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO events (type, instance_id, lane, data)
+        SELECT CASE WHEN m.direction = 'inbound' THEN 'message.received'
+                    WHEN m.type = 'unknown' THEN 'message.status'
+                    ELSE 'message.sent' END,
+          m.instance_id, mc_message_lane(m),
+          mc_message_event(m, c) || CASE
+            WHEN m.direction = 'inbound' THEN '{}'::jsonb
+            WHEN m.type = 'unknown' THEN jsonb_build_object('status', m.status, 'previous_status', NULL)
+            ELSE jsonb_build_object('sent_by', COALESCE(m.sent_by, 'api')) END
+        FROM added m LEFT JOIN contacts c ON c.id = m.contact_id
+        ORDER BY m.seq;
+        UPDATE contacts c SET last_outbound_at = GREATEST(c.last_outbound_at, o.at)
+        FROM (SELECT contact_id, max(created_at) AS at FROM added
+              WHERE direction = 'outbound' AND contact_id IS NOT NULL AND type <> 'unknown'
+              GROUP BY contact_id) o
+        WHERE c.id = o.contact_id;
+        RETURN NULL;
+      END $$`;
+
+export const MESSAGE_UPDATED_WITH_OUTBOUND = `
+      CREATE OR REPLACE FUNCTION mc_message_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        c contacts;
+      BEGIN
+        SELECT * INTO c FROM contacts WHERE id = NEW.contact_id;
+        IF OLD.type = 'unknown' AND NEW.type <> 'unknown' THEN
+          INSERT INTO events (type, instance_id, lane, data)
+          VALUES ('message.sent', NEW.instance_id, mc_message_lane(NEW),
+            mc_message_event(NEW, c) || jsonb_build_object('sent_by', COALESCE(NEW.sent_by, 'api')));
+          UPDATE contacts SET last_outbound_at = GREATEST(last_outbound_at, NEW.created_at)
+          WHERE id = NEW.contact_id;
+        END IF;
+        IF OLD.status IS DISTINCT FROM NEW.status THEN
+          INSERT INTO events (type, instance_id, lane, data)
+          VALUES ('message.status', NEW.instance_id, mc_message_lane(NEW),
+            mc_message_event(NEW, c)
+              || jsonb_build_object('status', NEW.status, 'previous_status', OLD.status));
+        END IF;
+        RETURN NULL;
+      END $$`;
+
 /**
  * Conversations and handoff. Contacts get their last outbound time (kept by
  * the messages trigger), their last activity (generated from both times), a
@@ -50,48 +95,8 @@ export class ConversationsAndHandoff1764500000000 implements MigrationInterface 
     );
 
     // Sends move their contact's last outbound time (recorded ones, and placeholders completed).
-    await q(`
-      CREATE OR REPLACE FUNCTION mc_messages_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        INSERT INTO events (type, instance_id, lane, data)
-        SELECT CASE WHEN m.direction = 'inbound' THEN 'message.received'
-                    WHEN m.type = 'unknown' THEN 'message.status'
-                    ELSE 'message.sent' END,
-          m.instance_id, mc_message_lane(m),
-          mc_message_event(m, c) || CASE
-            WHEN m.direction = 'inbound' THEN '{}'::jsonb
-            WHEN m.type = 'unknown' THEN jsonb_build_object('status', m.status, 'previous_status', NULL)
-            ELSE jsonb_build_object('sent_by', COALESCE(m.sent_by, 'api')) END
-        FROM added m LEFT JOIN contacts c ON c.id = m.contact_id
-        ORDER BY m.seq;
-        UPDATE contacts c SET last_outbound_at = GREATEST(c.last_outbound_at, o.at)
-        FROM (SELECT contact_id, max(created_at) AS at FROM added
-              WHERE direction = 'outbound' AND contact_id IS NOT NULL AND type <> 'unknown'
-              GROUP BY contact_id) o
-        WHERE c.id = o.contact_id;
-        RETURN NULL;
-      END $$`);
-    await q(`
-      CREATE OR REPLACE FUNCTION mc_message_updated() RETURNS trigger LANGUAGE plpgsql AS $$
-      DECLARE
-        c contacts;
-      BEGIN
-        SELECT * INTO c FROM contacts WHERE id = NEW.contact_id;
-        IF OLD.type = 'unknown' AND NEW.type <> 'unknown' THEN
-          INSERT INTO events (type, instance_id, lane, data)
-          VALUES ('message.sent', NEW.instance_id, mc_message_lane(NEW),
-            mc_message_event(NEW, c) || jsonb_build_object('sent_by', COALESCE(NEW.sent_by, 'api')));
-          UPDATE contacts SET last_outbound_at = GREATEST(last_outbound_at, NEW.created_at)
-          WHERE id = NEW.contact_id;
-        END IF;
-        IF OLD.status IS DISTINCT FROM NEW.status THEN
-          INSERT INTO events (type, instance_id, lane, data)
-          VALUES ('message.status', NEW.instance_id, mc_message_lane(NEW),
-            mc_message_event(NEW, c)
-              || jsonb_build_object('status', NEW.status, 'previous_status', OLD.status));
-        END IF;
-        RETURN NULL;
-      END $$`);
+    await q(MESSAGES_INSERTED_WITH_OUTBOUND);
+    await q(MESSAGE_UPDATED_WITH_OUTBOUND);
 
     await q(`
       CREATE FUNCTION mc_contact_handoff() RETURNS trigger LANGUAGE plpgsql AS $$
