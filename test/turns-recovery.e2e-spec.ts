@@ -222,22 +222,28 @@ describe('turns through crashes and outages', () => {
     // The worker takes the deliveries but cannot store them, and is killed holding them.
     proxy.cutOff();
     const from = ['5511930000008', '5511930000009'];
-    const messages = [text(from[0], 'taken'), text(from[1], 'then'), text(from[0], 'killed')];
+    const messages = [
+      text(from[0], 'taken'),
+      text(from[1], 'then'),
+      text(from[0], 'killed'),
+      text(from[1], 'holding'),
+      text(from[0], 'these'),
+    ];
     for (const message of messages) await deliver(api, [message]);
     const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
     try {
       const stream = `${env.REDIS_PREFIX}:webhook:deliveries`;
       const taken = async () => ((await redis.xpending(stream, 'workers')) as [number])[0];
-      // Each of its two readers holds one; the third waits unread.
-      await waitFor(async () => (await taken()) === 2);
+      // Each of its four readers holds one; the fifth waits unread.
+      await waitFor(async () => (await taken()) === 4);
       await first.kill();
       proxy.restore();
-      expect(await taken()).toBe(2);
+      expect(await taken()).toBe(4);
 
       await worker();
       await waitFor(() => messages.every((m) => agent.given.has(m.id)), 20_000);
       await sleep(1500);
-      expect(messages.map((m) => agent.given.get(m.id))).toEqual([1, 1, 1]);
+      expect(messages.map((m) => agent.given.get(m.id))).toEqual([1, 1, 1, 1, 1]);
       expect(await redis.xlen(stream)).toBe(0);
     } finally {
       redis.disconnect();
