@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { existsSync, rmSync, statSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { PlatformSimulator, VALID_TOKEN } from '../simulator/platform-simulator.js';
-import { newSigningSecret, signatureHeader } from '../src/events/event-signature.js';
+import { newSigningSecret, signatureHeader, signingKey } from '../src/events/event-signature.js';
 import { freePort } from './support/ports.js';
 import { runTool, startTool } from './support/tool-process.js';
 
@@ -149,7 +149,7 @@ describe('npm run simulate / simulator (simulator/run-tool.js)', () => {
             'content-type': 'application/json',
             'webhook-id': id,
             'webhook-timestamp': String(timestamp),
-            'webhook-signature': signatureHeader([signWith], id, timestamp, body),
+            'webhook-signature': signatureHeader([signingKey(signWith)], id, timestamp, body),
             connection: 'close',
           },
           body,

@@ -1,13 +1,14 @@
-import { request as httpRequest } from 'node:http';
+import type { KeyObject } from 'node:crypto';
+import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import type { Readable } from 'node:stream';
+import { urlToHttpOptions } from 'node:url';
 import { Injectable } from '@nestjs/common';
 import { keepAliveAgents } from '../common/http-agents.js';
 import { LocalCache } from '../common/local-cache.js';
 import { AppConfig } from '../config/app-config.js';
 import { CryptoService } from '../crypto/crypto.service.js';
-import { signatureHeader } from './event-signature.js';
+import { signatureHeader, signingKey } from './event-signature.js';
 import type { ClaimedDelivery } from './event.types.js';
 import { hostOf, TargetGuard } from './target-guard.js';
 
@@ -19,6 +20,14 @@ const MAX_RETRY_AFTER_S = 24 * 60 * 60;
 
 /** Statuses whose Retry-After is honoured. */
 const RETRY_AFTER_STATUSES: ReadonlySet<number> = new Set([429, 503]);
+
+/** A subscription URL as a request needs it, parsed once. */
+interface Target {
+  secure: boolean;
+  /** The host as the guard checks it (an IP literal is checked before connecting). */
+  host: string;
+  options: RequestOptions;
+}
 
 /** What one POST came to. */
 export interface SendResult {
@@ -41,8 +50,9 @@ export interface SendResult {
 @Injectable()
 export class EventSender {
   private readonly agents: ReturnType<typeof keepAliveAgents>;
-  /** Decrypted secrets by ciphertext: a rotated secret is a new ciphertext. */
-  private readonly secrets = new LocalCache<string>(10 * 60_000, 10_000);
+  /** Signing keys by their secret's ciphertext: a rotated secret is a new ciphertext. */
+  private readonly keys = new LocalCache<KeyObject>(10 * 60_000, 10_000);
+  private readonly targets = new LocalCache<Target>(10 * 60_000, 10_000);
 
   constructor(
     private readonly config: AppConfig,
@@ -62,20 +72,20 @@ export class EventSender {
       error,
       retryAfterS: null,
     });
-    const host = hostOf(new URL(delivery.url));
-    if (isIP(host)) {
-      const why = this.guard.refusal(host);
-      if (why) return failed(`target refused: ${host} is ${why} address`);
+    const target = this.target(delivery.url);
+    if (isIP(target.host)) {
+      const why = this.guard.refusal(target.host);
+      if (why) return failed(`target refused: ${target.host} is ${why} address`);
     }
     const timestamp = Math.floor(now / 1000);
     try {
-      const answer = await this.post(delivery.url, delivery.body, {
+      const answer = await this.post(target, delivery.body, {
         'content-type': 'application/json',
         'user-agent': 'messaging-connector',
         'webhook-id': delivery.event_id,
         'webhook-timestamp': String(timestamp),
         'webhook-signature': signatureHeader(
-          this.signingSecrets(delivery, now),
+          this.signingKeys(delivery, now),
           delivery.event_id,
           timestamp,
           delivery.body,
@@ -101,29 +111,25 @@ export class EventSender {
    * must end within EVENT_TIMEOUT_MS; a redirect is an answer like any other.
    */
   private post(
-    url: string,
+    target: Target,
     body: string,
     headers: Record<string, string>,
   ): Promise<{ status: number; retryAfter: string | undefined; excerpt: string | null }> {
-    const target = new URL(url);
-    const secure = target.protocol === 'https:';
     return new Promise((resolve, reject) => {
-      const request = (secure ? httpsRequest : httpRequest)(
-        target,
+      const request = (target.secure ? httpsRequest : httpRequest)(
         {
+          ...target.options,
           method: 'POST',
-          agent: secure ? this.agents.https : this.agents.http,
+          agent: target.secure ? this.agents.https : this.agents.http,
           headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
         },
         (response) => {
-          readExcerpt(response, RESPONSE_EXCERPT_BYTES).then(
-            (excerpt) =>
-              resolve({
-                status: response.statusCode ?? 0,
-                retryAfter: response.headers['retry-after'],
-                excerpt,
-              }),
-            reject,
+          void readExcerpt(response, RESPONSE_EXCERPT_BYTES).then((excerpt) =>
+            resolve({
+              status: response.statusCode ?? 0,
+              retryAfter: response.headers['retry-after'],
+              excerpt,
+            }),
           );
         },
       );
@@ -137,56 +143,74 @@ export class EventSender {
     });
   }
 
-  /** The current secret, and the previous one during its grace period. */
-  private signingSecrets(delivery: ClaimedDelivery, now: number): string[] {
-    const secrets = [this.decrypt(delivery.secret_encrypted, delivery.subscription_id)];
+  private target(url: string): Target {
+    let target = this.targets.get(url);
+    if (target === undefined) {
+      const parsed = new URL(url);
+      target = {
+        secure: parsed.protocol === 'https:',
+        host: hostOf(parsed),
+        options: urlToHttpOptions(parsed),
+      };
+      this.targets.set(url, target);
+    }
+    return target;
+  }
+
+  /** The current secret's key, and the previous one's during its grace period. */
+  private signingKeys(delivery: ClaimedDelivery, now: number): KeyObject[] {
+    const keys = [this.key(delivery.secret_encrypted, delivery.subscription_id)];
     if (
       delivery.previous_secret_encrypted &&
       delivery.previous_secret_until &&
       delivery.previous_secret_until.getTime() > now
     ) {
-      secrets.push(this.decrypt(delivery.previous_secret_encrypted, delivery.subscription_id));
+      keys.push(this.key(delivery.previous_secret_encrypted, delivery.subscription_id));
     }
-    return secrets;
+    return keys;
   }
 
-  private decrypt(ciphertext: string, subscriptionId: string): string {
-    let secret = this.secrets.get(ciphertext);
-    if (secret === undefined) {
-      secret = this.crypto.decrypt(ciphertext, subscriptionId);
-      this.secrets.set(ciphertext, secret);
+  private key(ciphertext: string, subscriptionId: string): KeyObject {
+    let key = this.keys.get(ciphertext);
+    if (key === undefined) {
+      key = signingKey(this.crypto.decrypt(ciphertext, subscriptionId));
+      this.keys.set(ciphertext, key);
     }
-    return secret;
+    return key;
   }
 }
 
 /** Most of an answer read to keep its connection for the next event; a longer one is cut. */
 const DRAIN_LIMIT_BYTES = 64 * 1024;
 
-/** Reads up to `limit` bytes of a response (the rest, when short, is read and dropped). */
-async function readExcerpt(stream: Readable, limit: number): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of stream) {
-      const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-      if (size < limit) chunks.push(buffer);
-      size += buffer.length;
-      if (size >= DRAIN_LIMIT_BYTES) {
-        stream.destroy();
-        break;
-      }
-    }
-  } catch {
-    // A body cut short still has its status; what was read is kept.
-  }
-  if (size === 0) return null;
-  // Invalid UTF-8 and NUL (which PostgreSQL text refuses) become U+FFFD.
-  return Buffer.concat(chunks)
-    .subarray(0, limit)
-    .toString('utf8')
-    .replaceAll('\u0000', '\uFFFD')
-    .slice(0, limit);
+/**
+ * Reads up to `limit` bytes of a response (the rest, when short, is read and
+ * dropped). A body cut short still has its status: what was read is kept.
+ */
+function readExcerpt(response: IncomingMessage, limit: number): Promise<string | null> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = () => {
+      if (size === 0) return resolve(null);
+      // Invalid UTF-8 and NUL (which PostgreSQL text refuses) become U+FFFD.
+      resolve(
+        Buffer.concat(chunks)
+          .subarray(0, limit)
+          .toString('utf8')
+          .replaceAll('\u0000', '\uFFFD')
+          .slice(0, limit),
+      );
+    };
+    response.on('data', (chunk: Buffer) => {
+      if (size < limit) chunks.push(chunk);
+      size += chunk.length;
+      if (size >= DRAIN_LIMIT_BYTES) response.destroy();
+    });
+    response.on('error', () => undefined);
+    response.on('end', done);
+    response.on('close', done);
+  });
 }
 
 /** Retry-After as seconds or an HTTP date; null when absent or unreadable. */

@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { newSigningSecret, signatureHeader } from './event-signature.js';
+import { newSigningSecret, signatureHeader, signingKey } from './event-signature.js';
 
 describe('event signatures (Standard Webhooks)', () => {
   const body = JSON.stringify({ id: 'evt-1', type: 'ping', data: { message: 'test event' } });
@@ -10,7 +10,7 @@ describe('event signatures (Standard Webhooks)', () => {
     const headers = {
       'webhook-id': 'evt-1',
       'webhook-timestamp': String(timestamp),
-      'webhook-signature': signatureHeader([secret], 'evt-1', timestamp, body),
+      'webhook-signature': signatureHeader([signingKey(secret)], 'evt-1', timestamp, body),
     };
     expect(new Webhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
     expect(() => new Webhook(secret).verify(`${body} `, headers)).toThrow();
@@ -21,7 +21,7 @@ describe('event signatures (Standard Webhooks)', () => {
   it('carry one signature per secret during a rotation, each verifiable', () => {
     const [current, previous] = [newSigningSecret(), newSigningSecret()];
     const timestamp = Math.floor(Date.now() / 1000);
-    const header = signatureHeader([current, previous], 'evt-1', timestamp, body);
+    const header = signatureHeader([current, previous].map(signingKey), 'evt-1', timestamp, body);
     expect(header.split(' ')).toHaveLength(2);
     for (const secret of [current, previous]) {
       expect(
