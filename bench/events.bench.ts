@@ -1,5 +1,8 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EventReceiver } from '../simulator/event-receiver.js';
+import { newSigningSecret } from '../src/events/event-signature.js';
 import { EVENT_TYPES } from '../src/events/event.types.js';
 import { TestDatabase, adminToken, freePort } from '../test/support/test-app.js';
 import { waitUntil } from '../test/support/wait.js';
@@ -28,18 +31,27 @@ async function subscribe(api: ServiceProcess, url: string): Promise<void> {
   if (answer.status !== 201) throw new Error(`subscription refused: ${await answer.text()}`);
 }
 
-/** A fast receiver that counts events by type (keeps none) and is done when it has them all. */
+/**
+ * A fast receiver that counts events by type (keeps none, but the first
+ * message.received body) and is done when it has them all.
+ */
 async function countingReceiver(): Promise<{
   receiver: EventReceiver;
   subscriber: EventsSubscriber;
   counts: Map<string, number>;
+  sample: () => string | undefined;
 }> {
   const receiver = await EventReceiver.start({ record: false });
   const counts = new Map<string, number>();
-  receiver.onEvent = ({ event }) => counts.set(event.type, (counts.get(event.type) ?? 0) + 1);
+  let sample: string | undefined;
+  receiver.onEvent = ({ event, body }) => {
+    if (event.type === 'message.received') sample ??= body;
+    counts.set(event.type, (counts.get(event.type) ?? 0) + 1);
+  };
   return {
     receiver,
     counts,
+    sample: () => sample,
     subscriber: {
       subscribe: (api) => subscribe(api, receiver.url),
       done: (messages, replies) =>
@@ -59,14 +71,19 @@ async function countingReceiver(): Promise<{
  */
 export async function benchEventsDrain(size: number): Promise<Comparison> {
   const without = await drainService(size, false);
-  const { receiver, subscriber, counts } = await countingReceiver();
+  const { receiver, subscriber, counts, sample } = await countingReceiver();
   let withEvents;
+  let events;
+  let perType;
+  let floorSeconds;
   try {
     withEvents = await drainService(size, process.env.BENCH_PROFILE === '1', subscriber, EVENT_ENV);
+    events = [...counts.values()].reduce((sum, n) => sum + n, 0);
+    perType = [...counts].map(([type, n]) => `${type} ${n}`).join(', ');
+    floorSeconds = await bareForwarding(receiver.url, events, sample() ?? '{}');
   } finally {
     await receiver.stop();
   }
-  const events = [...counts.values()].reduce((sum, n) => sum + n, 0);
   const rate = (drain: { completeSeconds?: number }) => Math.round(size / drain.completeSeconds!);
   return {
     name: `event forwarding: one worker process, ${size} messages, a client subscribed to every event type`,
@@ -77,15 +94,43 @@ export async function benchEventsDrain(size: number): Promise<Comparison> {
     details: {
       'seconds with / without events': `${withEvents.completeSeconds} / ${without.completeSeconds}`,
       'cost per message with events': `+${Math.round((withEvents.completeSeconds! / without.completeSeconds! - 1) * 100)} %`,
-      'events delivered (per type)': `${events} (${[...counts].map(([type, n]) => `${type} ${n}`).join(', ')})`,
+      'events delivered (per type)': `${events} (${perType})`,
       'events per second, one worker (beside its pipeline work)': Math.round(
         events / withEvents.completeSeconds!,
       ),
+      'bare forwarder (the floor): as many signed POSTs of a real body, c=64, seconds': `${floorSeconds.toFixed(1)} (+${Math.round((floorSeconds / without.completeSeconds!) * 100)} % of the drain without events)`,
+      goal: 'cost per message with events ≤ +20 %',
       'lost / given twice': `${withEvents.lost} / ${withEvents.givenTwice}`,
       'worker peak RSS MiB with / without': `${withEvents.peakRssMiB} / ${without.peakRssMiB}`,
       'PostgreSQL transactions per message with / without': `${withEvents.statementsPerMessage} / ${without.statementsPerMessage}`,
     },
   };
+}
+
+/**
+ * The bare forwarder (bench/baselines/forwarder.ts) POSTing `count` signed
+ * copies of `body` to the receiver, 64 at a time (EVENT_CONCURRENCY's
+ * default); its seconds.
+ */
+async function bareForwarding(url: string, count: number, body: string): Promise<number> {
+  const child = spawn(process.execPath, ['dist-tools/bench/baselines/forwarder.js'], {
+    env: {
+      PATH: process.env.PATH,
+      URL: url,
+      COUNT: String(count),
+      CONCURRENCY: '64',
+      BODY: body,
+      SECRET: newSigningSecret(),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  const seconds = /done ([\d.]+)/.exec(output)?.[1];
+  if (code !== 0 || seconds === undefined)
+    throw new Error(`the bare forwarder exited with ${code}`);
+  return Number(seconds);
 }
 
 /**
