@@ -9,6 +9,14 @@ import { webhookStreamKey } from './delivery-stream.js';
 export const KEEPING_UP_MS = 1000;
 /** One look at the stream serves every flush of this process for this long. */
 const CACHE_MS = 100;
+/**
+ * A delivery taken this recently is in a worker's hands (being stored); one
+ * taken longer ago belongs to a worker that died or is stuck, and is left to
+ * the takeover (DELIVERY_LEASE_S) rather than holding every buffer back.
+ */
+const IN_HAND_MS = 10_000;
+/** Taken deliveries looked at for the oldest in hand (oldest first). */
+const IN_HAND_SCAN = 32;
 
 /** A stream entry id, `<ms>-<seq>`, as numbers. */
 function entryId(id: string): [number, number] {
@@ -29,7 +37,7 @@ function fieldsOf(reply: unknown): Map<string, string> {
 
 /** How far the workers have read the webhook stream. */
 export interface ReadPosition {
-  /** Arrival time (ms since epoch) up to which every delivery has been read; null: all read. */
+  /** Arrival time (ms since epoch) up to which every delivery has been read and stored; null: all. */
   readUpTo: number | null;
   /** Deliveries wait unread for more than KEEPING_UP_MS: a backlog. */
   behind: boolean;
@@ -39,9 +47,10 @@ const ALL_READ: ReadPosition = { readUpTo: null, behind: false };
 
 /**
  * How far behind the webhook the workers are. While deliveries wait unread
- * in the stream, a contact's burst may be only partly stored: its buffer is
- * held until everything that arrived before the buffer is due has been read,
- * so the agent gets the burst the user typed, not fragments of it. Behind a
+ * in the stream, or read but still being stored, a contact's burst may be
+ * only partly stored: its buffer is held until everything that arrived
+ * before the buffer is due has been stored, so the agent gets the burst the
+ * user typed, not fragments of it. Behind a
  * backlog (after an outage of the workers, or a burst bigger than they take
  * at once) only the max wait counts, so a backlog is drained in far fewer turns.
  */
@@ -77,20 +86,40 @@ export class DeliveryBacklog {
         .pipeline()
         .xinfo('STREAM', this.key)
         .xinfo('GROUPS', this.key)
+        .xpending(this.key, WEBHOOK_GROUP, '-', '+', IN_HAND_SCAN)
         .exec();
-      const [[streamError, stream], [groupsError, groups]] = replies ?? [];
+      const [[streamError, stream], [groupsError, groups], [, pending]] = replies ?? [];
       if (streamError || groupsError) return ALL_READ;
       const lastAdded = fieldsOf(stream).get('last-generated-id') ?? '0-0';
       const group = (Array.isArray(groups) ? groups : [])
         .map(fieldsOf)
         .find((fields) => fields.get('name') === WEBHOOK_GROUP);
-      // No group yet: no worker has read anything.
+      // No group yet: no worker has read anything (and none is in hand).
       const [readMs, readSeq] = entryId(group?.get('last-delivered-id') ?? '0-0');
       const [addedMs, addedSeq] = entryId(lastAdded);
-      if (readMs > addedMs || (readMs === addedMs && readSeq >= addedSeq)) return ALL_READ;
-      return { readUpTo: readMs, behind: now - readMs > KEEPING_UP_MS };
+      const allRead = readMs > addedMs || (readMs === addedMs && readSeq >= addedSeq);
+      // A fresh delivery in hand is the race any live burst has; an old one is a backlog being stored.
+      const inHand = oldestInHand(pending);
+      const storing = inHand !== null && now - inHand > KEEPING_UP_MS ? inHand : null;
+      if (allRead && storing === null) return ALL_READ;
+      const upTo = Math.min(allRead ? Infinity : readMs, storing ?? Infinity);
+      return { readUpTo: upTo, behind: now - upTo > KEEPING_UP_MS };
     } catch {
       return ALL_READ;
     }
   }
+}
+
+/**
+ * The arrival time of the oldest delivery a worker is storing, from an
+ * XPENDING reply (`[id, consumer, idle ms, times taken]`, oldest first); null: none.
+ */
+function oldestInHand(reply: unknown): number | null {
+  if (!Array.isArray(reply)) return null;
+  for (const entry of reply as unknown[]) {
+    if (!Array.isArray(entry)) continue;
+    const [id, , idle] = entry as [unknown, unknown, unknown];
+    if (typeof id === 'string' && Number(idle) < IN_HAND_MS) return entryId(id)[0];
+  }
+  return null;
 }
