@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { keyId } from '../src/crypto/crypto.service.js';
+import { EventReceiver, signatureValid } from './support/event-receiver.js';
 import { FakePlatform } from './support/fake-platform.js';
 import {
   TestDatabase,
@@ -8,6 +9,7 @@ import {
   createInstance,
   http,
   startTestApp,
+  waitFor,
 } from './support/test-app.js';
 
 describe('access tokens at rest', () => {
@@ -50,22 +52,42 @@ describe('access tokens at rest', () => {
     }
   });
 
-  it('re-encrypts tokens under the current key at boot, so the old key can be retired', async () => {
+  it('re-encrypts every secret under the current key at boot, so the old key can be retired', async () => {
     const [oldKey, newKey] = [randomBytes(32).toString('hex'), randomBytes(32).toString('hex')];
     const prefix = `rot${randomBytes(4).toString('hex')}`;
+    const receiver = await EventReceiver.start();
     const first = await startTestApp({ ...base(), REDIS_PREFIX: prefix, ENCRYPTION_KEY: oldKey });
     const jwt = await adminToken(first.url);
     const instanceId = await createInstance(first.url, jwt, '106540352201003');
     const apiKey = await keyFor(first.url, jwt, instanceId);
+    const agent = await http(first.url, 'PATCH', `/admin/instances/${instanceId}`, {
+      token: jwt,
+      body: { agent: { token: 'agent-token-at-rest' } },
+    });
+    expect(agent.status).toBe(200);
+    const subscribed = await http<{ id: string; secret: string }>(
+      first.url,
+      'POST',
+      '/admin/event-subscriptions',
+      { token: jwt, body: { url: receiver.url, event_types: ['instance.status'] } },
+    );
+    expect(subscribed.status).toBe(201);
     await first.close();
-    const stored = async () =>
-      (
-        await db.query<{ access_token_encrypted: string }>(
-          'SELECT access_token_encrypted FROM instances WHERE id = $1',
-          [instanceId],
-        )
-      )[0].access_token_encrypted;
-    expect((await stored()).split(':')[1]).toBe(keyId(Buffer.from(oldKey, 'hex')));
+    const secrets = async () => {
+      const [instance] = await db.query<{ access: string; agent: string }>(
+        `SELECT access_token_encrypted AS access, agent_token_encrypted AS agent
+         FROM instances WHERE id = $1`,
+        [instanceId],
+      );
+      const [subscription] = await db.query<{ secret_encrypted: string }>(
+        'SELECT secret_encrypted FROM event_subscriptions WHERE id = $1',
+        [subscribed.body.id],
+      );
+      return [instance.access, instance.agent, subscription.secret_encrypted];
+    };
+    for (const value of await secrets()) {
+      expect(value.split(':')[1]).toBe(keyId(Buffer.from(oldKey, 'hex')));
+    }
 
     const rotating = await startTestApp({
       ...base(),
@@ -74,17 +96,35 @@ describe('access tokens at rest', () => {
       ENCRYPTION_PREVIOUS_KEYS: oldKey,
     });
     await rotating.close();
-    expect((await stored()).split(':').slice(0, 2)).toEqual([
-      'v2',
-      keyId(Buffer.from(newKey, 'hex')),
-    ]);
+    for (const value of await secrets()) {
+      expect(value.split(':').slice(0, 2)).toEqual(['v2', keyId(Buffer.from(newKey, 'hex'))]);
+    }
 
     const retired = await startTestApp({ ...base(), REDIS_PREFIX: prefix, ENCRYPTION_KEY: newKey });
     try {
       const answer = await http(retired.url, 'GET', '/instance/phone_numbers', { token: apiKey });
       expect(answer.status).toBe(200);
+      const settings = await http<{ agent: { token_set: boolean } }>(
+        retired.url,
+        'GET',
+        `/admin/instances/${instanceId}`,
+        { token: jwt },
+      );
+      expect(settings.body.agent.token_set).toBe(true);
+      // The subscription still signs with the secret it was given, under the new key only.
+      receiver.reset();
+      const ping = await http(
+        retired.url,
+        'POST',
+        `/admin/event-subscriptions/${subscribed.body.id}/test`,
+        { token: jwt },
+      );
+      expect(ping.status).toBe(202);
+      await waitFor(() => receiver.received.length > 0);
+      expect(signatureValid(subscribed.body.secret, receiver.received[0])).toBe(true);
     } finally {
       await retired.close();
+      await receiver.stop();
     }
   });
 });

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import type { StoredSecret } from '../crypto/stale-secrets.js';
 import { prepared, rows } from '../database/sql.js';
 import type {
   ClaimedDelivery,
@@ -39,6 +40,13 @@ const CHANGEABLE: ReadonlyArray<keyof SubscriptionChanges> = [
   'previous_secret_encrypted',
   'previous_secret_until',
 ];
+
+/** The columns holding signing secrets (encrypted, bound to the subscription id). */
+const SECRET_COLUMNS = {
+  secret_encrypted: 'secret_encrypted',
+  previous_secret_encrypted: 'previous_secret_encrypted',
+} as const;
+export type SubscriptionSecretColumn = keyof typeof SECRET_COLUMNS;
 
 /** A subscription disabled by its failures, and why. */
 export interface Disabled {
@@ -271,6 +279,31 @@ export class EventStore {
        WHERE subscription_id = ANY($1::uuid[])`,
       [ids],
     );
+  }
+
+  /** Every stored signing secret: current ones, and previous ones still in their grace period. */
+  secrets(): Promise<Array<StoredSecret<SubscriptionSecretColumn>>> {
+    return rows(
+      this.db,
+      `SELECT id, 'secret_encrypted' AS column, secret_encrypted AS value FROM event_subscriptions
+       UNION ALL
+       SELECT id, 'previous_secret_encrypted', previous_secret_encrypted FROM event_subscriptions
+       WHERE previous_secret_encrypted IS NOT NULL AND previous_secret_until > now()`,
+    );
+  }
+
+  /** Replaces a secret only if nobody changed it meanwhile; whether it did. */
+  async replaceSecret(
+    secret: StoredSecret<SubscriptionSecretColumn>,
+    next: string,
+  ): Promise<boolean> {
+    const column = SECRET_COLUMNS[secret.column];
+    const updated = await rows(
+      this.db,
+      `UPDATE event_subscriptions SET ${column} = $3 WHERE id = $1 AND ${column} = $2 RETURNING id`,
+      [secret.id, secret.value, next],
+    );
+    return updated.length > 0;
   }
 
   /** A page of a subscription's deliveries, newest first, after the delivery `before` (its seq). */

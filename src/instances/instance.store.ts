@@ -2,7 +2,15 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { rows } from '../database/sql.js';
+import type { StoredSecret } from '../crypto/stale-secrets.js';
 import type { Instance } from './instance.types.js';
+
+/** The columns holding secrets (encrypted, bound to the instance id). */
+const INSTANCE_SECRET_COLUMNS = {
+  access_token_encrypted: 'access_token_encrypted',
+  agent_token_encrypted: 'agent_token_encrypted',
+} as const;
+export type InstanceSecretColumn = keyof typeof INSTANCE_SECRET_COLUMNS;
 
 /** The columns a create sets (the rest take their defaults). */
 export type NewInstance = Omit<
@@ -137,17 +145,24 @@ export class InstanceStore {
   }
 
   /** Every instance's encrypted token. */
-  tokens(): Promise<Array<Pick<Instance, 'id' | 'access_token_encrypted'>>> {
-    return rows(this.db, 'SELECT id, access_token_encrypted FROM instances');
+  /** Every stored secret: platform access tokens and agent tokens. */
+  secrets(): Promise<Array<StoredSecret<InstanceSecretColumn>>> {
+    return rows(
+      this.db,
+      `SELECT id, 'access_token_encrypted' AS column, access_token_encrypted AS value FROM instances
+       UNION ALL
+       SELECT id, 'agent_token_encrypted', agent_token_encrypted FROM instances
+       WHERE agent_token_encrypted IS NOT NULL`,
+    );
   }
 
-  /** Replaces a token only if nobody changed it meanwhile; whether it did. */
-  async replaceToken(id: string, previous: string, next: string): Promise<boolean> {
+  /** Replaces a secret only if nobody changed it meanwhile; whether it did. */
+  async replaceSecret(secret: StoredSecret<InstanceSecretColumn>, next: string): Promise<boolean> {
+    const column = INSTANCE_SECRET_COLUMNS[secret.column];
     const updated = await rows(
       this.db,
-      `UPDATE instances SET access_token_encrypted = $3
-       WHERE id = $1 AND access_token_encrypted = $2 RETURNING id`,
-      [id, previous, next],
+      `UPDATE instances SET ${column} = $3 WHERE id = $1 AND ${column} = $2 RETURNING id`,
+      [secret.id, secret.value, next],
     );
     return updated.length > 0;
   }

@@ -5,6 +5,7 @@ import { AppException } from '../common/app.exception.js';
 import { INSTANCE_TOPIC, REQUEST_PATH_CACHE_TTL_MS } from '../common/cache-topics.js';
 import { LocalCache } from '../common/local-cache.js';
 import { CryptoService } from '../crypto/crypto.service.js';
+import { reencryptStale } from '../crypto/stale-secrets.js';
 import { sqlState, UNIQUE_VIOLATION } from '../database/sql.js';
 import { ALL_KEYS, CacheInvalidationService } from '../redis/cache-invalidation.service.js';
 import { PlatformClient } from '../platform/platform-client.js';
@@ -258,43 +259,34 @@ export class InstancesService implements OnApplicationBootstrap {
   }
 
   /**
-   * At boot, tokens written under an older key (or before they were bound to
-   * their instance) are written again under the current key, so an old key
-   * can be retired once every process has started with the new one.
+   * At boot, tokens (platform and agent) written under an older key (or
+   * before they were bound to their instance) are written again under the
+   * current key, so an old key can be retired once every process has started
+   * with the new one.
    */
   async onApplicationBootstrap(): Promise<void> {
-    let rows: Array<Pick<Instance, 'id' | 'access_token_encrypted'>>;
+    let result;
     try {
-      rows = await this.instances.tokens();
+      result = await reencryptStale(this.crypto, await this.instances.secrets(), (secret, next) =>
+        this.instances.replaceSecret(secret, next),
+      );
     } catch (error) {
       this.logger.error(
         { err: (error as Error).message },
-        'access tokens not re-encrypted at boot: the database is away',
+        'tokens not re-encrypted at boot: the database is away',
       );
       return;
     }
-    let updated = 0;
-    for (const row of rows.filter((r) => this.crypto.needsReencryption(r.access_token_encrypted))) {
-      try {
-        const token = this.crypto.decrypt(row.access_token_encrypted, row.id);
-        // Only if nobody changed it meanwhile (another process, a PATCH).
-        const replaced = await this.instances.replaceToken(
-          row.id,
-          row.access_token_encrypted,
-          this.crypto.encrypt(token, row.id),
-        );
-        if (replaced) updated++;
-      } catch (error) {
-        // One unreadable token (its key gone, or tampered with) does not stop the others.
-        this.logger.error(
-          { instanceId: row.id, err: (error as Error).message },
-          'access token could not be re-encrypted: update it with PATCH /admin/instances/{id}',
-        );
-      }
+    // One unreadable token (its key gone, or tampered with) does not stop the others.
+    for (const { secret, reason } of result.unreadable) {
+      this.logger.error(
+        { instanceId: secret.id, column: secret.column, err: reason },
+        'token could not be re-encrypted: set it again with PATCH /admin/instances/{id}',
+      );
     }
-    if (updated > 0) {
+    if (result.updated > 0) {
       await this.invalidation.invalidate(INSTANCE_TOPIC, ALL_KEYS);
-      this.logger.log({ updated }, 'access tokens re-encrypted under the current key');
+      this.logger.log({ updated: result.updated }, 'tokens re-encrypted under the current key');
     }
   }
 
