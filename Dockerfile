@@ -13,7 +13,7 @@ FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 # The heap limits of package.json's start:prod: V8's defaults let garbage pile up to
 # twice the memory before collecting it (README, "Memory"). Set NODE_OPTIONS to change them.
-ENV NODE_OPTIONS="--max-semi-space-size=8 --max-old-space-size=160"
+ENV NODE_OPTIONS="--max-semi-space-size=16 --max-old-space-size=160"
 WORKDIR /app
 COPY --from=build --chown=node:node /app/package.json ./package.json
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
