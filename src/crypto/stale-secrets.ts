@@ -1,3 +1,4 @@
+import type { LoggerService } from '@nestjs/common';
 import type { CryptoService } from './crypto.service.js';
 
 /** One stored secret: its row (the id it is bound to), which column, the stored value. */
@@ -7,34 +8,51 @@ export interface StoredSecret<C extends string> {
   value: string;
 }
 
-/** What a pass over stored secrets did. */
-export interface ReencryptionResult<C extends string> {
-  updated: number;
-  /** Values that could not be read (their key gone, or tampered with), and why. */
-  unreadable: Array<{ secret: StoredSecret<C>; reason: string }>;
+/** Where a kind of secret is stored, and what to tell an admin when one cannot be read. */
+export interface SecretStore<C extends string> {
+  /** What they are, in log lines ("tokens", "event subscription secrets"). */
+  what: string;
+  /** How an admin replaces one that cannot be read. */
+  remedy: string;
+  read(): Promise<Array<StoredSecret<C>>>;
+  /** Writes `next` only if the value is still the one read; whether it wrote. */
+  replace(secret: StoredSecret<C>, next: string): Promise<boolean>;
 }
 
 /**
  * Writes again under the current key every secret an older key (or format)
  * wrote, so an old key can be retired once every process has started with
- * the new one. `replace` writes only if the value is still the one read
- * (another process or an admin may have changed it): true when it wrote.
+ * the new one. Another process or an admin may change a value meanwhile: it
+ * is then left as they wrote it. A value that cannot be read (its key gone,
+ * or tampered with) is logged and skipped; with the database away nothing is
+ * done (the next boot tries again). How many it rewrote.
  */
 export async function reencryptStale<C extends string>(
   crypto: CryptoService,
-  secrets: Array<StoredSecret<C>>,
-  replace: (secret: StoredSecret<C>, next: string) => Promise<boolean>,
-): Promise<ReencryptionResult<C>> {
-  const result: ReencryptionResult<C> = { updated: 0, unreadable: [] };
-  for (const secret of secrets.filter((s) => crypto.needsReencryption(s.value))) {
-    let plaintext: string;
-    try {
-      plaintext = crypto.decrypt(secret.value, secret.id);
-    } catch (error) {
-      result.unreadable.push({ secret, reason: (error as Error).message });
-      continue;
+  store: SecretStore<C>,
+  logger: LoggerService,
+): Promise<number> {
+  let updated = 0;
+  try {
+    for (const secret of (await store.read()).filter((s) => crypto.needsReencryption(s.value))) {
+      let plaintext: string;
+      try {
+        plaintext = crypto.decrypt(secret.value, secret.id);
+      } catch (error) {
+        logger.error(
+          { id: secret.id, column: secret.column, err: (error as Error).message },
+          `${store.what}: one could not be re-encrypted, ${store.remedy}`,
+        );
+        continue;
+      }
+      if (await store.replace(secret, crypto.encrypt(plaintext, secret.id))) updated++;
     }
-    if (await replace(secret, crypto.encrypt(plaintext, secret.id))) result.updated++;
+  } catch (error) {
+    logger.error(
+      { err: (error as Error).message },
+      `${store.what} not re-encrypted at boot: the database is away`,
+    );
   }
-  return result;
+  if (updated > 0) logger.log({ updated }, `${store.what} re-encrypted under the current key`);
+  return updated;
 }

@@ -19,29 +19,15 @@ export class EventSecretsReencryption implements OnApplicationBootstrap {
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    let result;
-    try {
-      result = await reencryptStale(this.crypto, await this.store.secrets(), (secret, next) =>
-        this.store.replaceSecret(secret, next),
-      );
-    } catch (error) {
-      this.logger.error(
-        { err: (error as Error).message },
-        'event subscription secrets not re-encrypted at boot: the database is away',
-      );
-      return;
-    }
-    for (const { secret, reason } of result.unreadable) {
-      this.logger.error(
-        { subscriptionId: secret.id, column: secret.column, err: reason },
-        'event subscription secret could not be re-encrypted: make a new one with POST /admin/event-subscriptions/{id}/rotate-secret',
-      );
-    }
-    if (result.updated > 0) {
-      this.logger.log(
-        { updated: result.updated },
-        'event subscription secrets re-encrypted under the current key',
-      );
-    }
+    await reencryptStale(
+      this.crypto,
+      {
+        what: 'event subscription secrets',
+        remedy: 'make a new one with POST /admin/event-subscriptions/{id}/rotate-secret',
+        read: () => this.store.secrets(),
+        replace: (secret, next) => this.store.replaceSecret(secret, next),
+      },
+      this.logger,
+    );
   }
 }

@@ -265,29 +265,17 @@ export class InstancesService implements OnApplicationBootstrap {
    * with the new one.
    */
   async onApplicationBootstrap(): Promise<void> {
-    let result;
-    try {
-      result = await reencryptStale(this.crypto, await this.instances.secrets(), (secret, next) =>
-        this.instances.replaceSecret(secret, next),
-      );
-    } catch (error) {
-      this.logger.error(
-        { err: (error as Error).message },
-        'tokens not re-encrypted at boot: the database is away',
-      );
-      return;
-    }
-    // One unreadable token (its key gone, or tampered with) does not stop the others.
-    for (const { secret, reason } of result.unreadable) {
-      this.logger.error(
-        { instanceId: secret.id, column: secret.column, err: reason },
-        'token could not be re-encrypted: set it again with PATCH /admin/instances/{id}',
-      );
-    }
-    if (result.updated > 0) {
-      await this.invalidation.invalidate(INSTANCE_TOPIC, ALL_KEYS);
-      this.logger.log({ updated: result.updated }, 'tokens re-encrypted under the current key');
-    }
+    const updated = await reencryptStale(
+      this.crypto,
+      {
+        what: 'instance tokens',
+        remedy: 'set it again with PATCH /admin/instances/{id}',
+        read: () => this.instances.secrets(),
+        replace: (secret, next) => this.instances.replaceSecret(secret, next),
+      },
+      this.logger,
+    );
+    if (updated > 0) await this.invalidation.invalidate(INSTANCE_TOPIC, ALL_KEYS);
   }
 
   private async change(id: string, changes: InstanceChanges): Promise<Instance> {
