@@ -167,7 +167,9 @@ export class EventSubscriptionsController {
     summary: 'Send again the events of a time range',
     description:
       'Every event created in [since, until) that the subscription takes (its instance and ' +
-      'types) is queued for it again, with its original id, whether it was delivered or not.',
+      'types) is queued for it again, with its original id, whether it was delivered or not. ' +
+      'Events are recorded only while some subscription (enabled or disabled) wants them, ' +
+      'and kept EVENT_RETENTION_DAYS.',
   })
   @ApiAcceptedResponse({ type: ReplayResultDto })
   @ApiErrors(
