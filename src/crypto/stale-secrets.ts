@@ -10,7 +10,7 @@ export interface StoredSecret<C extends string> {
 
 /** Where a kind of secret is stored, and what to tell an admin when one cannot be read. */
 export interface SecretStore<C extends string> {
-  /** What they are, in log lines ("tokens", "event subscription secrets"). */
+  /** What they are, in log lines ("instance tokens", "event subscription secrets"). */
   what: string;
   /** How an admin replaces one that cannot be read. */
   remedy: string;

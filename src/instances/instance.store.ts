@@ -144,7 +144,6 @@ export class InstanceStore {
     return marked.length > 0;
   }
 
-  /** Every instance's encrypted token. */
   /** Every stored secret: platform access tokens and agent tokens. */
   secrets(): Promise<Array<StoredSecret<InstanceSecretColumn>>> {
     return rows(

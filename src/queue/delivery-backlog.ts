@@ -39,7 +39,7 @@ function fieldsOf(reply: unknown): Map<string, string> {
 export interface ReadPosition {
   /** Arrival time (ms since epoch) up to which every delivery has been read and stored; null: all. */
   readUpTo: number | null;
-  /** Deliveries wait unread for more than KEEPING_UP_MS: a backlog. */
+  /** Deliveries wait unread, or unstored, for more than KEEPING_UP_MS: a backlog. */
   behind: boolean;
 }
 
@@ -50,9 +50,9 @@ const ALL_READ: ReadPosition = { readUpTo: null, behind: false };
  * in the stream, or read but still being stored, a contact's burst may be
  * only partly stored: its buffer is held until everything that arrived
  * before the buffer is due has been stored, so the agent gets the burst the
- * user typed, not fragments of it. Behind a
- * backlog (after an outage of the workers, or a burst bigger than they take
- * at once) only the max wait counts, so a backlog is drained in far fewer turns.
+ * user typed, not fragments of it. Behind a backlog (after an outage of the
+ * workers, or a burst bigger than they take at once) only the max wait
+ * counts, so a backlog is drained in far fewer turns.
  */
 @Injectable()
 export class DeliveryBacklog {
