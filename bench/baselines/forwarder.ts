@@ -6,7 +6,7 @@ import { Agent, request } from 'node:http';
  * with its own id and a Standard Webhooks signature, to the receiver at URL,
  * CONCURRENCY at a time on keep-alive connections, BODY being a real event's
  * body. No database, no ordering, no retries: what one POST per event costs
- * on this machine. Prints `ready`, then `done <seconds>`.
+ * on this machine. Prints `done <seconds>`.
  * Env: URL, COUNT, CONCURRENCY, BODY, SECRET (whsec_…).
  */
 const env = process.env as Record<string, string>;
@@ -53,7 +53,6 @@ async function lane(): Promise<void> {
   }
 }
 
-process.stdout.write('ready\n');
 const begin = process.hrtime.bigint();
 await Promise.all(Array.from({ length: Number(env.CONCURRENCY) }, lane));
 process.stdout.write(`done ${Number(process.hrtime.bigint() - begin) / 1e9}\n`);
