@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { keyId } from '../src/crypto/crypto.service.js';
+import { CryptoService, keyId } from '../src/crypto/crypto.service.js';
+import { loadConfig } from '../src/config/load-config.js';
 import { EventReceiver, signatureValid } from './support/event-receiver.js';
 import { FakePlatform } from './support/fake-platform.js';
 import {
@@ -111,6 +112,14 @@ describe('access tokens at rest', () => {
         { token: jwt },
       );
       expect(settings.body.agent.token_set).toBe(true);
+      // Readable under the new key alone, as it was set.
+      const [{ agent_token_encrypted: agentToken }] = await db.query<{
+        agent_token_encrypted: string;
+      }>('SELECT agent_token_encrypted FROM instances WHERE id = $1', [instanceId]);
+      const newKeyOnly = new CryptoService(
+        loadConfig({ NODE_ENV: 'test', ENCRYPTION_KEY: newKey }).config,
+      );
+      expect(newKeyOnly.decrypt(agentToken, instanceId)).toBe('agent-token-at-rest');
       // The subscription still signs with the secret it was given, under the new key only.
       receiver.reset();
       const ping = await http(

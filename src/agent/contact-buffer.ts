@@ -46,7 +46,7 @@ export interface BufferSpan {
  *
  * While the workers are behind the webhook (see DeliveryBacklog), quiet gaps
  * cannot be seen yet: a buffer is due once everything that arrived up to
- * MESSAGE_BUFFER_MAX_WAIT after its first message has been read, and when the
+ * MESSAGE_BUFFER_MAX_WAIT after its first message has been stored, and when the
  * workers catch up every waiting buffer is looked at again (see release).
  * The agent gets the user's bursts whole, and a backlog is drained in few turns.
  */

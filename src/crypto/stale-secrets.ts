@@ -24,8 +24,8 @@ export interface SecretStore<C extends string> {
  * wrote, so an old key can be retired once every process has started with
  * the new one. Another process or an admin may change a value meanwhile: it
  * is then left as they wrote it. A value that cannot be read (its key gone,
- * or tampered with) is logged and skipped; with the database away nothing is
- * done (the next boot tries again). How many it rewrote.
+ * or tampered with) is logged and skipped; when the database fails, the
+ * rest waits for the next boot. How many it rewrote.
  */
 export async function reencryptStale<C extends string>(
   crypto: CryptoService,
@@ -35,9 +35,9 @@ export async function reencryptStale<C extends string>(
   let updated = 0;
   try {
     for (const secret of (await store.read()).filter((s) => crypto.needsReencryption(s.value))) {
-      let plaintext: string;
+      let next: string;
       try {
-        plaintext = crypto.decrypt(secret.value, secret.id);
+        next = crypto.encrypt(crypto.decrypt(secret.value, secret.id), secret.id);
       } catch (error) {
         logger.error(
           { id: secret.id, column: secret.column, err: (error as Error).message },
@@ -45,12 +45,12 @@ export async function reencryptStale<C extends string>(
         );
         continue;
       }
-      if (await store.replace(secret, crypto.encrypt(plaintext, secret.id))) updated++;
+      if (await store.replace(secret, next)) updated++;
     }
   } catch (error) {
     logger.error(
       { err: (error as Error).message },
-      `${store.what} not re-encrypted at boot: the database is away`,
+      `${store.what} not all re-encrypted at boot: the database failed; the next boot tries again`,
     );
   }
   if (updated > 0) logger.log({ updated }, `${store.what} re-encrypted under the current key`);

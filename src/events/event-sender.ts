@@ -50,7 +50,7 @@ export interface SendResult {
 @Injectable()
 export class EventSender {
   private readonly agents: ReturnType<typeof keepAliveAgents>;
-  /** Signing keys by their secret's ciphertext: a rotated secret is a new ciphertext. */
+  /** Signing keys by subscription and ciphertext: a rotated secret is a new ciphertext. */
   private readonly keys = new LocalCache<KeyObject>(10 * 60_000, 10_000);
   private readonly targets = new LocalCache<Target>(10 * 60_000, 10_000);
 
@@ -171,10 +171,12 @@ export class EventSender {
   }
 
   private key(ciphertext: string, subscriptionId: string): KeyObject {
-    let key = this.keys.get(ciphertext);
+    // Keyed by the subscription too: a ciphertext copied onto another row must not decrypt.
+    const cacheKey = `${subscriptionId}:${ciphertext}`;
+    let key = this.keys.get(cacheKey);
     if (key === undefined) {
       key = signingKey(this.crypto.decrypt(ciphertext, subscriptionId));
-      this.keys.set(ciphertext, key);
+      this.keys.set(cacheKey, key);
     }
     return key;
   }

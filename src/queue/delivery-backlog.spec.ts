@@ -65,8 +65,27 @@ describe('DeliveryBacklog (real Redis)', () => {
     expect(await position()).toEqual({ readUpTo: null, behind: false });
   });
 
+  it('sees a batch being stored behind many deliveries a dead worker left', async () => {
+    for (let i = 0; i < 900; i++) await add(60_000, i);
+    const [[, orphans]] = await take(900);
+    await redis.xclaim(
+      key,
+      WEBHOOK_GROUP,
+      'reader',
+      0,
+      ...orphans.map(([id]) => id),
+      'IDLE',
+      20_000,
+      'JUSTID',
+    );
+    await add(3000, 1);
+    const [[, [[live]]]] = await take(1);
+    expect(await position()).toEqual({ readUpTo: Number(live.split('-')[0]), behind: true });
+  });
+
   it('keeps up when what is in hand is fresh (the live race), or was taken by a worker long gone', async () => {
-    await add(10, 1);
+    // Just arrived (dated 5 s ahead, so a slow run cannot age it past a second).
+    await add(-5000, 1);
     await take(1);
     expect(await position()).toEqual({ readUpTo: null, behind: false });
 

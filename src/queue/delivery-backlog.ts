@@ -11,12 +11,16 @@ export const KEEPING_UP_MS = 1000;
 const CACHE_MS = 100;
 /**
  * A delivery taken this recently is in a worker's hands (being stored); one
- * taken longer ago belongs to a worker that died or is stuck, and is left to
- * the takeover (DELIVERY_LEASE_S) rather than holding every buffer back.
+ * taken longer ago belongs to a worker that died or is stuck, and one that
+ * failed is aged past this at once (DeliveryConsumer): both are left to the
+ * takeover (DELIVERY_LEASE_S) rather than holding every buffer back.
  */
-const IN_HAND_MS = 10_000;
-/** Taken deliveries looked at for the oldest in hand (oldest first). */
-const IN_HAND_SCAN = 32;
+export const IN_HAND_MS = 10_000;
+/**
+ * Taken deliveries looked at for the oldest in hand (oldest first): room for
+ * a few dead workers' batches (4 readers × 200 each) ahead of the live ones.
+ */
+const IN_HAND_SCAN = 2000;
 
 /** A stream entry id, `<ms>-<seq>`, as numbers. */
 function entryId(id: string): [number, number] {
@@ -37,7 +41,10 @@ function fieldsOf(reply: unknown): Map<string, string> {
 
 /** How far the workers have read the webhook stream. */
 export interface ReadPosition {
-  /** Arrival time (ms since epoch) up to which every delivery has been read and stored; null: all. */
+  /**
+   * Arrival time (ms since epoch) up to which every delivery has been read
+   * and stored (or left to a takeover, see IN_HAND_MS); null: all.
+   */
   readUpTo: number | null;
   /** Deliveries wait unread, or unstored, for more than KEEPING_UP_MS: a backlog. */
   behind: boolean;
@@ -49,8 +56,8 @@ const ALL_READ: ReadPosition = { readUpTo: null, behind: false };
  * How far behind the webhook the workers are. While deliveries wait unread
  * in the stream, or read but still being stored, a contact's burst may be
  * only partly stored: its buffer is held until everything that arrived
- * before the buffer is due has been stored, so the agent gets the burst the
- * user typed, not fragments of it. Behind a backlog (after an outage of the
+ * before the buffer is due has been stored (or left to a takeover), so the
+ * agent gets the burst the user typed, not fragments of it. Behind a backlog (after an outage of the
  * workers, or a burst bigger than they take at once) only the max wait
  * counts, so a backlog is drained in far fewer turns.
  */

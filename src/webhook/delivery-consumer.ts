@@ -14,7 +14,7 @@ import { MetricsService } from '../metrics/metrics.service.js';
 import { REDIS_CLIENT } from '../redis/redis.constants.js';
 import { ContactBuffer } from '../agent/contact-buffer.js';
 import { newLeaseOwner } from '../agent/turn-lease.js';
-import { KEEPING_UP_MS } from '../queue/delivery-backlog.js';
+import { IN_HAND_MS, KEEPING_UP_MS } from '../queue/delivery-backlog.js';
 import { BODY_FIELD, RECEIVED_FIELD, webhookStreamKey } from '../queue/delivery-stream.js';
 import { InboundService } from './inbound.service.js';
 
@@ -275,6 +275,11 @@ export class DeliveryConsumer implements OnApplicationBootstrap, BeforeApplicati
         { entryId: id, consumer, attempts, err: reason },
         'webhook delivery could not be processed; it is tried again later',
       );
+      // Waiting for a takeover, not in hand: buffers are not held for it
+      // (JUSTID: not counted as another attempt).
+      await this.redis
+        .xclaim(this.key, WEBHOOK_GROUP, consumer, 0, id, 'IDLE', IN_HAND_MS, 'JUSTID')
+        .catch(() => undefined);
       return;
     }
     const { body, receivedAt } = delivery(entry);

@@ -22,8 +22,8 @@ export class EventsWhenWanted1764700000000 implements MigrationInterface {
       CREATE FUNCTION mc_event_wanted(instance uuid, event_type text) RETURNS boolean
       LANGUAGE sql STABLE AS $$
         SELECT EXISTS (SELECT 1 FROM event_subscriptions s
-                       WHERE (s.instance_id IS NULL OR s.instance_id = instance)
-                         AND event_type = ANY (s.event_types))
+                       WHERE (s.instance_id IS NULL OR s.instance_id = $1)
+                         AND $2 = ANY (s.event_types))
       $$`);
     await q(`
       CREATE OR REPLACE FUNCTION mc_messages_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
