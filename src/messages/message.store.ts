@@ -110,7 +110,14 @@ export class MessageStore {
     identities: IdentityRow[],
   ): Promise<Map<string, string>> {
     const resolved = new Map<string, string>();
-    const byNumber = identities.filter((i) => i.waId !== null && i.userId === null);
+    // One order for every batch: concurrent batches lock shared contacts in
+    // the same order, so they wait for each other instead of deadlocking.
+    const ordered = [...identities].sort(
+      (x, y) =>
+        (x.waId ?? '').localeCompare(y.waId ?? '') ||
+        (x.userId ?? '').localeCompare(y.userId ?? ''),
+    );
+    const byNumber = ordered.filter((i) => i.waId !== null && i.userId === null);
     if (byNumber.length > 0) {
       const known = await prepared<{ n: string; id: string }>(
         this.db,
@@ -120,6 +127,7 @@ export class MessageStore {
              WITH ORDINALITY AS i(wa_id, parent_user_id, username, name, at, n)
          ), known AS (
            SELECT i.*, c.id FROM i JOIN contacts c ON c.instance_id = $1 AND c.wa_id = i.wa_id
+           ORDER BY i.n FOR UPDATE OF c
          ), touched AS (
            UPDATE contacts c SET
              parent_user_id = COALESCE(k.parent_user_id, c.parent_user_id),
@@ -146,7 +154,7 @@ export class MessageStore {
       );
       for (const row of known) resolved.set(byNumber[Number(row.n) - 1].key, row.id);
     }
-    const others = identities.filter((i) => !resolved.has(i.key));
+    const others = ordered.filter((i) => !resolved.has(i.key));
     if (others.length === 0) return resolved;
     const found = await prepared<{ n: string; id: string }>(
       this.db,
