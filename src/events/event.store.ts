@@ -42,11 +42,7 @@ const CHANGEABLE: ReadonlyArray<keyof SubscriptionChanges> = [
 ];
 
 /** The columns holding signing secrets (encrypted, bound to the subscription id). */
-const SECRET_COLUMNS = {
-  secret_encrypted: 'secret_encrypted',
-  previous_secret_encrypted: 'previous_secret_encrypted',
-} as const;
-export type SubscriptionSecretColumn = keyof typeof SECRET_COLUMNS;
+export type SubscriptionSecretColumn = 'secret_encrypted' | 'previous_secret_encrypted';
 
 /** A subscription disabled by its failures, and why. */
 export interface Disabled {
@@ -297,7 +293,7 @@ export class EventStore {
     secret: StoredSecret<SubscriptionSecretColumn>,
     next: string,
   ): Promise<boolean> {
-    const column = SECRET_COLUMNS[secret.column];
+    const { column } = secret;
     const updated = await rows(
       this.db,
       `UPDATE event_subscriptions SET ${column} = $3 WHERE id = $1 AND ${column} = $2 RETURNING id`,

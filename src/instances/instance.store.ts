@@ -6,11 +6,7 @@ import type { StoredSecret } from '../crypto/stale-secrets.js';
 import type { Instance } from './instance.types.js';
 
 /** The columns holding secrets (encrypted, bound to the instance id). */
-const INSTANCE_SECRET_COLUMNS = {
-  access_token_encrypted: 'access_token_encrypted',
-  agent_token_encrypted: 'agent_token_encrypted',
-} as const;
-export type InstanceSecretColumn = keyof typeof INSTANCE_SECRET_COLUMNS;
+export type InstanceSecretColumn = 'access_token_encrypted' | 'agent_token_encrypted';
 
 /** The columns a create sets (the rest take their defaults). */
 export type NewInstance = Omit<
@@ -157,7 +153,7 @@ export class InstanceStore {
 
   /** Replaces a secret only if nobody changed it meanwhile; whether it did. */
   async replaceSecret(secret: StoredSecret<InstanceSecretColumn>, next: string): Promise<boolean> {
-    const column = INSTANCE_SECRET_COLUMNS[secret.column];
+    const { column } = secret;
     const updated = await rows(
       this.db,
       `UPDATE instances SET ${column} = $3 WHERE id = $1 AND ${column} = $2 RETURNING id`,
