@@ -17,6 +17,16 @@ import { MAX_UPLOAD_BYTES } from './media/media-limits.js';
 /** Largest request body of any route that does not say otherwise (every JSON route fits). */
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
+/**
+ * Fastify's default JSON parser as it runs (and as Nest calls it): on the
+ * body's bytes, answering through `done`. Its declared type has a string body.
+ */
+type JsonParser = (
+  request: unknown,
+  body: Buffer,
+  done: (error: Error | null, body?: unknown) => void,
+) => void;
+
 const draining = new WeakSet<NestFastifyApplication>();
 
 /**
@@ -72,6 +82,14 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     rawBody: true,
   });
   app.useLogger(app.get(Logger));
+  // Nest's JSON parser, except on routes that read only the raw bytes (the webhook).
+  const parseJson = adapter
+    .getInstance()
+    .getDefaultJsonParser('error', 'error') as unknown as JsonParser;
+  app.useBodyParser('application/json', { bodyLimit: BODY_LIMIT_BYTES }, (request, body, done) => {
+    if ((request.routeOptions.config as RouteLimits).rawBodyOnly) done(null, undefined);
+    else parseJson(request, body, done);
+  });
   // nosniff, no framing, no referrer on every answer. No CSP: the answers are
   // JSON, and the docs and the queue dashboard run inline scripts.
   await app.register(helmet, {

@@ -11,6 +11,7 @@ import { PUBLIC_SECURITY } from './auth/auth.decorators.js';
 import { errorBody } from './common/all-exceptions.filter.js';
 import { addErrorResponses, EXAMPLE_ID, type DocumentedError } from './common/api-errors.js';
 import { AppException } from './common/app.exception.js';
+import { RAW_BODY_EXTENSION } from './common/route-limits.js';
 import { ERROR_DETAIL_MODELS, ErrorBodyDto } from './common/error-body.dto.js';
 import { unavailable } from './common/unavailable.js';
 import { SERVICE_NAME, SERVICE_VERSION } from './config/service-info.js';
@@ -110,7 +111,13 @@ function completeOperation(path: string, operation: OperationObject): void {
   }
   for (const scheme of schemes) addErrorResponses(operation.responses, SCHEME_ERRORS[scheme] ?? []);
   const body = operation.requestBody;
-  if (body && 'content' in body && body.content['application/json']) {
+  // A route that takes its body as raw bytes never parses it.
+  if (
+    body &&
+    'content' in body &&
+    body.content['application/json'] &&
+    !(RAW_BODY_EXTENSION in operation)
+  ) {
     addErrorResponses(operation.responses, [INVALID_JSON]);
   }
   operation.responses.default ??= {

@@ -128,6 +128,18 @@ describe('webhook: verification and durable acknowledgement', () => {
       expect((await stored()).length).toBe(before);
     });
 
+    it('checks the signature before the body is read as JSON, which it never is here', async () => {
+      const junk = '{"object": not json';
+      const unsigned = await post(junk);
+      expect(unsigned.status).toBe(401);
+      expect(unsigned.body).toMatchObject({ code: 'invalid_signature' });
+      // Signed by the platform: answering 400 would only make it deliver the same bytes
+      // again. Kept as received; the worker that reads it counts it invalid.
+      const signed = await post(junk, webhookSignature(junk, SECRET));
+      expect(signed.status).toBe(200);
+      expect(await stored()).toContain(junk);
+    });
+
     it('answers 503 when the delivery cannot be stored (Redis down), quickly', async () => {
       const noRedis = await startTestApp({
         DATABASE_URL: context.db.url,

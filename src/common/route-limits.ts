@@ -1,8 +1,19 @@
 /**
  * What a route may declare with `@RouteConfig()` (Fastify's route config),
- * applied when the route is registered (see app.setup.ts).
+ * applied when the route is registered or its body read (see app.setup.ts).
  */
 export interface RouteLimits {
   /** This route's body limit, over the global one. */
   bodyLimit?: number;
+  /**
+   * The JSON body is kept as received (`rawBody`) and never parsed: the route
+   * reads only the bytes (the webhook checks their signature; workers parse).
+   */
+  rawBodyOnly?: boolean;
+  // Such a route says so in its OpenAPI operation too: `@ApiExtension(RAW_BODY_EXTENSION, true)`.
+  /** `@fastify/helmet`'s per-route switch: `{ skipRoute: true }` sends no security headers. */
+  helmet?: { skipRoute: true };
 }
+
+/** The OpenAPI extension of an operation whose JSON body is read as bytes (no `invalid_json`). */
+export const RAW_BODY_EXTENSION = 'x-raw-body';

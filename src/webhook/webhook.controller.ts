@@ -3,6 +3,7 @@ import type { RawBodyRequest } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import {
   ApiBody,
+  ApiExtension,
   ApiHeader,
   ApiOkResponse,
   ApiOperation,
@@ -13,7 +14,7 @@ import {
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiErrors } from '../common/api-errors.js';
 import { AppException } from '../common/app.exception.js';
-import type { RouteLimits } from '../common/route-limits.js';
+import { RAW_BODY_EXTENSION, type RouteLimits } from '../common/route-limits.js';
 import { Public } from '../auth/auth.decorators.js';
 import { WebhookService } from './webhook.service.js';
 
@@ -60,7 +61,13 @@ export class WebhookController {
   }
 
   @Post()
-  @RouteConfig({ bodyLimit: WEBHOOK_BODY_LIMIT_BYTES } satisfies RouteLimits)
+  // Only the signature over the bytes matters here (workers parse them), and
+  // the platform is no browser: no parse, no security headers.
+  @RouteConfig({
+    bodyLimit: WEBHOOK_BODY_LIMIT_BYTES,
+    rawBodyOnly: true,
+    helmet: { skipRoute: true },
+  } satisfies RouteLimits)
   @HttpCode(200)
   @ApiOperation({
     operationId: 'receiveWebhook',
@@ -76,6 +83,7 @@ export class WebhookController {
     description: "The platform's webhook envelope, as it sends it",
     schema: { type: 'object', additionalProperties: true },
   })
+  @ApiExtension(RAW_BODY_EXTENSION, true)
   @ApiOkResponse({ type: WebhookAckDto })
   @ApiErrors(new AppException('invalid_signature', 'Missing or invalid x-hub-signature-256'), {
     error: new AppException(

@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { AppException } from '../common/app.exception.js';
 import { sameSecret } from '../common/secrets.js';
@@ -5,18 +6,21 @@ import { AppConfig } from '../config/app-config.js';
 import { InstancesService } from '../instances/instances.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { DeliveryStream } from '../queue/delivery-stream.js';
-import { hasValidSignature } from './webhook-signature.js';
+import { hasValidSignature, signatureKeys } from './webhook-signature.js';
 
 @Injectable()
 export class WebhookService {
   private readonly logger = new Logger(WebhookService.name);
+  private readonly appSecrets: KeyObject[];
 
   constructor(
     private readonly config: AppConfig,
     private readonly deliveries: DeliveryStream,
     private readonly metrics: MetricsService,
     private readonly instances: InstancesService,
-  ) {}
+  ) {
+    this.appSecrets = signatureKeys(config.PLATFORM_APP_SECRET);
+  }
 
   /** The platform's subscription check: the challenge when the token is ours, else 403. */
   async challenge(mode: unknown, token: unknown, challenge: unknown): Promise<string> {
@@ -33,7 +37,7 @@ export class WebhookService {
    * de-duplication and the agent all run in the workers.
    */
   async accept(rawBody: Buffer | undefined, signature: string | undefined): Promise<void> {
-    if (!rawBody || !hasValidSignature(rawBody, signature, this.config.PLATFORM_APP_SECRET)) {
+    if (!rawBody || !hasValidSignature(rawBody, signature, this.appSecrets)) {
       this.metrics.webhookDeliveries.inc({ outcome: 'invalid_signature' });
       throw new AppException('invalid_signature', 'Missing or invalid x-hub-signature-256');
     }
