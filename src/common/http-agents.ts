@@ -15,6 +15,14 @@ export function keepAliveAgents(
   maxSockets = Infinity,
   lookup?: LookupFunction,
 ): { http: HttpAgent; https: HttpsAgent } {
-  const options = { keepAlive: true, maxSockets, timeout: IDLE_SOCKET_MS, lookup };
+  const options = {
+    keepAlive: true,
+    // axios sets TCP keep-alive to 60 s on every socket it is handed; the same
+    // value here spares a setsockopt on each request and each release.
+    keepAliveMsecs: 60_000,
+    maxSockets,
+    timeout: IDLE_SOCKET_MS,
+    lookup,
+  };
   return { http: new HttpAgent(options), https: new HttpsAgent(options) };
 }

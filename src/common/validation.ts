@@ -81,15 +81,23 @@ function assertShallow(value: unknown): void {
   }
 }
 
+/** Each DTO's declared fields, read once: class-validator assembles them anew on every call. */
+const declaredFields = new WeakMap<object, ReadonlySet<string>>();
+
 /** The top-level fields of a body that its DTO does not declare. */
 function unknownFields(value: unknown, metatype: ArgumentMetadata['metatype']): string[] {
   if (!metatype || !value || typeof value !== 'object' || Array.isArray(value)) return [];
-  const known = new Set(
-    getMetadataStorage()
-      .getTargetValidationMetadatas(metatype, '', true, false)
-      .map((rule) => rule.propertyName),
-  );
-  return known.size === 0 ? [] : Object.keys(value).filter((key) => !known.has(key));
+  let known = declaredFields.get(metatype);
+  if (!known) {
+    known = new Set(
+      getMetadataStorage()
+        .getTargetValidationMetadatas(metatype, '', true, false)
+        .map((rule) => rule.propertyName),
+    );
+    declaredFields.set(metatype, known);
+  }
+  const declared = known;
+  return declared.size === 0 ? [] : Object.keys(value).filter((key) => !declared.has(key));
 }
 
 /**

@@ -1,4 +1,11 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createSecretKey,
+  randomBytes,
+  type KeyObject,
+} from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AppConfig, decodeEncryptionKey } from '../config/app-config.js';
 
@@ -32,16 +39,17 @@ export function keyId(key: Buffer): string {
 @Injectable()
 export class CryptoService {
   private readonly currentKeyId: string;
-  private readonly keys = new Map<string, Buffer>();
+  /** As key objects: a cipher made from raw key bytes costs several times the decryption. */
+  private readonly keys = new Map<string, KeyObject>();
 
   constructor(config: AppConfig) {
     const current = decodeEncryptionKey(config.ENCRYPTION_KEY);
     if (!current) throw new Error('ENCRYPTION_KEY must be 32 bytes as 64 hex characters or base64');
     this.currentKeyId = keyId(current);
-    this.keys.set(this.currentKeyId, current);
+    this.keys.set(this.currentKeyId, createSecretKey(current));
     for (const encoded of config.ENCRYPTION_PREVIOUS_KEYS) {
       const key = decodeEncryptionKey(encoded);
-      if (key) this.keys.set(keyId(key), key);
+      if (key) this.keys.set(keyId(key), createSecretKey(key));
     }
   }
 
