@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { FakePlatform, VALID_TOKEN } from './support/fake-platform.js';
 import { TestDatabase, freePort, http, testEnvironment, waitFor } from './support/test-app.js';
 
@@ -50,6 +53,21 @@ describe('the service process', () => {
       'METRICS_TOKEN is required when NODE_ENV=production (it guards GET /metrics)',
       'ENCRYPTION_KEY must be 32 bytes as 64 hex characters or base64',
     ]);
+  });
+
+  it('keeps the compiled code of its modules for the next start, unasked', async () => {
+    const temp = await mkdtemp(join(tmpdir(), 'mc-temp-'));
+    try {
+      // No NODE_COMPILE_CACHE: the cache goes to the OS temp directory. Even a
+      // start refused for its configuration has loaded the whole service.
+      const service = run({ NODE_ENV: 'production', TMPDIR: temp });
+      expect(await service.exited).toBe(1);
+      const entries = await readdir(join(temp, 'node-compile-cache'), { recursive: true });
+      // One entry per module, ours and the libraries' (thousands).
+      expect(entries.length).toBeGreaterThan(500);
+    } finally {
+      await rm(temp, { recursive: true, force: true });
+    }
   });
 
   it("refuses to start in production with the example Secret's placeholders", async () => {
