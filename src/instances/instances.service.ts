@@ -32,6 +32,11 @@ export class InstancesService implements OnApplicationBootstrap {
   private readonly logger = new Logger(InstancesService.name);
   private readonly byId = new LocalCache<Instance>(REQUEST_PATH_CACHE_TTL_MS);
   private readonly byPhoneNumberId = new LocalCache<Instance>(REQUEST_PATH_CACHE_TTL_MS);
+  /**
+   * Sessions by everything they are built from (a new token or number is a
+   * new key): decrypting the token on every send cost more than the rest.
+   */
+  private readonly sessions = new LocalCache<PlatformSession>(REQUEST_PATH_CACHE_TTL_MS, 1000);
 
   constructor(
     private readonly instances: InstanceStore,
@@ -214,11 +219,22 @@ export class InstancesService implements OnApplicationBootstrap {
 
   /** The platform calls of the instance's number, with its token decrypted once. */
   session(instance: Instance): PlatformSession {
-    return this.sessionWith(
-      instance,
-      this.crypto.decrypt(instance.access_token_encrypted, instance.id),
-      () => void this.markTokenRejected(instance.id),
-    );
+    const key = [
+      instance.id,
+      instance.phone_number_id,
+      instance.channel_account_id,
+      instance.access_token_encrypted,
+    ].join(' ');
+    let session = this.sessions.get(key);
+    if (!session) {
+      session = this.sessionWith(
+        instance,
+        this.crypto.decrypt(instance.access_token_encrypted, instance.id),
+        () => void this.markTokenRejected(instance.id),
+      );
+      this.sessions.set(key, session);
+    }
+    return session;
   }
 
   private sessionWith(
