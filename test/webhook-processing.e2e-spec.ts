@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import { deliverSigned, envelope, type WebhookTarget } from './support/fake-platform.js';
 import { referenceExamples } from './support/reference.js';
 import {
@@ -164,6 +165,35 @@ describe('webhook processing: every message, status and template event is stored
     await messageRow('wamid.dup1');
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await db.query("SELECT 1 FROM messages WHERE wamid = 'wamid.dup1'")).toHaveLength(1);
+  });
+
+  it("stores a contact's messages while another write naming the contact is still open", async () => {
+    const from = '5511900000077';
+    const message = (id: string, timestamp: string) =>
+      webhook({
+        contacts: [{ wa_id: from, profile: { name: 'Lock' } }],
+        messages: [{ from, id, timestamp, type: 'text', text: { body: id } }],
+      });
+    await deliver(message('wamid.lock1', '1749416383'));
+    const [first] = await messageRow('wamid.lock1');
+    // Another worker's batch inserted a message naming the contact and has not
+    // committed: its foreign key check holds a (key share) lock on the contact.
+    const other = new Client({ connectionString: db.url });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query(
+        `INSERT INTO messages (instance_id, wamid, direction, contact, contact_id, type, body, status)
+         VALUES ($1, 'wamid.lock-open', 'inbound', $2, $3, 'text', '{}', 'received')`,
+        [instanceId, from, first.contact_id],
+      );
+      await deliver(message('wamid.lock2', '1749416399'));
+      const [second] = await messageRow('wamid.lock2');
+      expect(second.contact_id).toBe(first.contact_id);
+    } finally {
+      await other.query('ROLLBACK');
+      await other.end();
+    }
   });
 
   it('applies statuses forward only, keeping errors of a failure, and stores unknown wamids', async () => {
