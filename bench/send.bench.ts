@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import {
   TestDatabase,
@@ -17,6 +19,7 @@ import {
 import type { Comparison } from './webhook.bench.js';
 
 const RECIPIENT = '5511999990000';
+const run = promisify(execFile);
 
 function sendLoad(url: string, key: string, duration: number) {
   return autocannon({
@@ -27,6 +30,18 @@ function sendLoad(url: string, key: string, duration: number) {
     headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
     body: JSON.stringify({ to: RECIPIENT, body: 'Hello from the benchmark' }),
   });
+}
+
+/**
+ * The CPU one platform POST costs the process that makes it: through the
+ * service's PlatformClient, or through node:http as the bare sender does
+ * (bench/baselines/platform-post.ts, in a process of its own).
+ */
+async function platformPostCpu(platformUrl: string, client: 'service' | 'bare'): Promise<number> {
+  const { stdout } = await run(process.execPath, ['dist-tools/bench/baselines/platform-post.js'], {
+    env: { PATH: process.env.PATH, PLATFORM_URL: platformUrl, CLIENT: client, COUNT: '20000' },
+  });
+  return Number(stdout.trim());
 }
 
 /** POST /send/text at concurrency 50 against a zero-latency platform, beside a bare sender. */
@@ -101,6 +116,10 @@ export async function benchSend(durationSeconds: number): Promise<Comparison> {
     } finally {
       await bare.stop();
     }
+    const platformPost = {
+      service: await platformPostCpu(platform.url, 'service'),
+      bare: await platformPostCpu(platform.url, 'bare'),
+    };
     const serviceRate = Math.round(result.requests.average);
     const baselineRate = Math.round(baseline.requests.average);
     return {
@@ -115,6 +134,7 @@ export async function benchSend(durationSeconds: number): Promise<Comparison> {
         'service / baseline non-2xx': `${result.non2xx + result.errors} / ${baseline.non2xx + baseline.errors}`,
         'service RSS MiB': memory.rssMiB,
         'sent by the platform / stored': `${sentBefore} / ${stored}`,
+        'CPU µs per platform POST, service client (axios) / node:http': `${platformPost.service} / ${platformPost.bare}`,
       },
     };
   } finally {
