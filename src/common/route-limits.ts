@@ -8,9 +8,9 @@ export interface RouteLimits {
   /**
    * The JSON body is kept as received (`rawBody`) and never parsed: the route
    * reads only the bytes (the webhook checks their signature; workers parse).
+   * Its OpenAPI operation says so too: `@ApiExtension(RAW_BODY_EXTENSION, true)`.
    */
   rawBodyOnly?: boolean;
-  // Such a route says so in its OpenAPI operation too: `@ApiExtension(RAW_BODY_EXTENSION, true)`.
   /** `@fastify/helmet`'s per-route switch: `{ skipRoute: true }` sends no security headers. */
   helmet?: { skipRoute: true };
 }
