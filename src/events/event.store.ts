@@ -193,7 +193,9 @@ export class EventStore {
    * when a failed head is due again), in one statement; a success also ends
    * its subscription's run of failures (`healthy`). A lane whose lease another
    * worker has taken meanwhile is left to it; attempts on deliveries no longer
-   * pending are not recorded twice.
+   * pending are not recorded twice. The lanes are locked in key order, as the
+   * counters' triggers lock them: a message stored meanwhile (its events fan
+   * out to the same lanes) then waits instead of deadlocking.
    */
   async finish(results: LaneResult[], healthy: string[]): Promise<void> {
     const attempts = results.flatMap((lane) => lane.attempts);
@@ -214,13 +216,19 @@ export class EventStore {
          UPDATE event_subscriptions SET failing_since = NULL
          WHERE id = ANY($12::uuid[]) AND failing_since IS NOT NULL
          RETURNING id
+       ), released AS (
+         SELECT l.subscription_id, l.lane, r.next_attempt_at FROM event_lanes l
+         JOIN unnest($8::uuid[], $9::text[], $10::uuid[], $11::timestamptz[])
+           AS r(subscription_id, lane, owner, next_attempt_at)
+           ON l.subscription_id = r.subscription_id AND l.lane = r.lane AND l.lease_owner = r.owner
+         ORDER BY l.subscription_id, l.lane
+         FOR NO KEY UPDATE OF l
        )
        UPDATE event_lanes l SET lease_owner = NULL, leased_until = NULL,
          next_attempt_at = CASE WHEN l.next_attempt_at = 'infinity' THEN l.next_attempt_at
                                 ELSE r.next_attempt_at END
-       FROM unnest($8::uuid[], $9::text[], $10::uuid[], $11::timestamptz[])
-         AS r(subscription_id, lane, owner, next_attempt_at)
-       WHERE l.subscription_id = r.subscription_id AND l.lane = r.lane AND l.lease_owner = r.owner`,
+       FROM released r
+       WHERE l.subscription_id = r.subscription_id AND l.lane = r.lane`,
       [
         attempts.map((a) => a.seq),
         attempts.map((a) => a.state),
