@@ -564,24 +564,34 @@ export class MessageStore {
   }
 
   /**
-   * A person's sends pause the agent for their contacts for `seconds`
-   * (extended at most once a minute, so a chat is not an event per message).
+   * A person's sends pause the agent for their contacts until at least
+   * `seconds` after the send. A pause that already lasts that long (a
+   * client's or an admin's longer one, or one written a moment ago) is left
+   * as it is: never shortened. A pause is written `slackSeconds` longer, so a
+   * chat rewrites it (a `contact.handoff` event) at most once per slack, not
+   * per message. A running pause a client or an admin started stays theirs,
+   * only longer; one the agent asked for becomes the person's.
    */
   async pauseForPeople(
     sends: Array<{ instanceId: string; address: string; byNumber: boolean }>,
     seconds: number,
+    slackSeconds: number,
   ): Promise<void> {
     await this.db.query(
       `WITH paused AS (
-       UPDATE contacts c SET handoff_until = now() + $4::float8 * interval '1 second',
+       UPDATE contacts c SET handoff_until = GREATEST(c.handoff_until,
+           now() + ($4::float8 + $5::float8) * interval '1 second'),
          handoff_since = CASE WHEN c.handoff_until > now() THEN c.handoff_since ELSE now() END,
-         handoff_reason = 'a person replied through the API', handoff_by = 'auto',
+         handoff_reason = CASE WHEN c.handoff_until > now() AND c.handoff_by IN ('api', 'admin')
+                               THEN c.handoff_reason ELSE 'a person replied through the API' END,
+         handoff_by = CASE WHEN c.handoff_until > now() AND c.handoff_by IN ('api', 'admin')
+                           THEN c.handoff_by ELSE 'auto' END,
          updated_at = now()
        FROM unnest($1::uuid[], $2::text[], $3::boolean[]) AS s(instance_id, address, by_number)
        WHERE c.instance_id = s.instance_id
          AND (CASE WHEN s.by_number THEN c.wa_id = s.address ELSE c.user_id = s.address END)
-         AND (c.handoff_until IS NULL
-              OR c.handoff_until < now() + ($4::float8 - 60) * interval '1 second')
+         AND (c.handoff_until IS NULL OR c.handoff_until < now() + $4::float8 * interval '1 second'
+              OR c.handoff_by = 'agent' AND c.handoff_until > now())
        RETURNING c.id
        )
        -- What waited for the agent waits no more: the person answers it.
@@ -592,6 +602,7 @@ export class MessageStore {
         sends.map((s) => s.address),
         sends.map((s) => s.byNumber),
         seconds,
+        slackSeconds,
       ],
     );
   }

@@ -19,6 +19,15 @@ const RECORD_RETRY_DELAYS_MS = [100, 400, 1600];
 export type Recipient =
   { to: string; recipient?: undefined } | { to?: undefined; recipient: string };
 
+/**
+ * How much longer than HANDOFF_AUTO_PAUSE_S a person's pause is written: a
+ * tenth of it, a minute at most. Later sends within that slack leave it as it
+ * is (it still ends after them), so a chat is not a write and an event per message.
+ */
+export function autoPauseSlackSeconds(pauseSeconds: number): number {
+  return Math.min(60, pauseSeconds / 10);
+}
+
 /** The address a recipient is stored and shown under: its number or its user id. */
 export function addressOf(recipient: Recipient): string {
   return recipient.to ?? recipient.recipient;
@@ -63,7 +72,12 @@ export class MessagesService {
   ) {
     this.writer = new BatchWriter((records) => this.storeOutbound(records), RECORD_RETRY_DELAYS_MS);
     this.pauses = new BatchWriter(
-      (sends) => this.store.pauseForPeople(sends, this.config.HANDOFF_AUTO_PAUSE_S),
+      (sends) =>
+        this.store.pauseForPeople(
+          sends,
+          this.config.HANDOFF_AUTO_PAUSE_S,
+          autoPauseSlackSeconds(this.config.HANDOFF_AUTO_PAUSE_S),
+        ),
       RECORD_RETRY_DELAYS_MS,
     );
     invalidation.on(WINDOW_TOPIC, (key) => this.openUntil.delete(key));
@@ -129,9 +143,9 @@ export class MessagesService {
 
   /**
    * A person is answering this contact through the API: the agent pauses
-   * for it for HANDOFF_AUTO_PAUSE_S (writes of the same moment share one
-   * statement). Written before the message goes, so a reply the agent has
-   * in flight is not sent after the person's.
+   * for it until at least HANDOFF_AUTO_PAUSE_S after this send (writes of
+   * the same moment share one statement). Written before the message goes,
+   * so a reply the agent has in flight is not sent after the person's.
    */
   async pauseForPerson(instanceId: string, to: Recipient): Promise<void> {
     if (this.config.HANDOFF_AUTO_PAUSE_S <= 0) return;
