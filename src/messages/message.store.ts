@@ -607,15 +607,56 @@ export class MessageStore {
     );
   }
 
-  /** Whether a person (not the agent) has the contact now, or it opted out: the agent says nothing. */
-  async pausedForAgent(contactId: string): Promise<boolean> {
-    const found = await rows(
+  /**
+   * What the agent's next reply part needs of its turn's contact, read as
+   * it is sent: the contact (a merge may have moved the turn to another),
+   * its keys now (a number or user id may have changed since the turn
+   * began), and whether a person (not the agent) has it or it opted out, so
+   * the agent says nothing. Null when the contact is gone.
+   */
+  async replyTarget(
+    turnId: string,
+  ): Promise<(ContactKeys & { id: string; paused: boolean }) | null> {
+    const [contact] = await rows<ContactKeys & { id: string; paused: boolean }>(
       this.db,
-      `SELECT 1 FROM contacts WHERE id = $1
-       AND (handoff_until > now() AND handoff_by <> 'agent' OR opted_out_at IS NOT NULL)`,
-      [contactId],
+      `SELECT c.id, c.wa_id, c.user_id, c.parent_user_id, c.username, c.name,
+         COALESCE(c.handoff_until > now() AND c.handoff_by <> 'agent', false)
+           OR c.opted_out_at IS NOT NULL AS paused
+       FROM turns t JOIN contacts c ON c.id = t.contact_id WHERE t.id = $1`,
+      [turnId],
     );
-    return found.length > 0;
+    return contact ?? null;
+  }
+
+  /**
+   * Where an address (a number, or a user id) moved: the keys now of the
+   * contact that had it before a number or user-id change. Null while a
+   * contact still holds it (it is still good), or when none ever had it.
+   */
+  async movedKeys(
+    instanceId: string,
+    address: string,
+    byNumber: boolean,
+  ): Promise<Pick<ContactKeys, 'wa_id' | 'user_id'> | null> {
+    const held = await rows(
+      this.db,
+      byNumber
+        ? 'SELECT 1 FROM contacts WHERE instance_id = $1 AND wa_id = $2'
+        : `SELECT 1 FROM contacts WHERE instance_id = $1
+           AND (user_id = $2 OR parent_user_id = $2) LIMIT 1`,
+      [instanceId, address],
+    );
+    if (held.length > 0) return null;
+    // Rare (a retry after a change, or a number not written to yet): previous keys have no index.
+    const [moved] = await rows<Pick<ContactKeys, 'wa_id' | 'user_id'>>(
+      this.db,
+      `SELECT wa_id, user_id FROM contacts
+       WHERE instance_id = $1
+         AND $2 = ANY(CASE WHEN $3 THEN previous_wa_ids ELSE previous_user_ids END)
+       ORDER BY updated_at DESC LIMIT 1`,
+      [instanceId, address, byNumber],
+    );
+    return moved ?? null;
   }
 
   /** Ends the pauses whose time is up (each a contact.handoff event); how many. */

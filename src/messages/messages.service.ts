@@ -152,6 +152,33 @@ export class MessagesService {
     await this.pauses.write({ instanceId, address: addressOf(to), byNumber: to.to !== undefined });
   }
 
+  /**
+   * Whom a send goes to now, as a retry reads it: a number or user-id change
+   * may have moved the contact since the send began. A reply follows its
+   * contact (`contactId`); a client's send keeps the kind of address it named
+   * while the contact has one. On a read error, the address as it was.
+   */
+  async currentRecipient(
+    instanceId: string,
+    recipient: Recipient,
+    contactId?: string,
+  ): Promise<Recipient> {
+    try {
+      if (contactId) {
+        const keys = await this.store.contactKeys(contactId);
+        return (keys && recipientOfContact(keys)) ?? recipient;
+      }
+      const byNumber = recipient.to !== undefined;
+      const moved = await this.store.movedKeys(instanceId, addressOf(recipient), byNumber);
+      if (!moved) return recipient;
+      const number: Recipient | null = moved.wa_id ? { to: moved.wa_id } : null;
+      const userId: Recipient | null = moved.user_id ? { recipient: moved.user_id } : null;
+      return (byNumber ? (number ?? userId) : (userId ?? number)) ?? recipient;
+    } catch {
+      return recipient;
+    }
+  }
+
   /** Opt-outs changed: every process forgets what it knew of these contacts' windows. */
   async optOutChanged(
     contacts: Array<{ instance_id: string; wa_id: string | null; user_id: string | null }>,
