@@ -21,6 +21,8 @@ export interface FakeAnswer {
   delayMs?: number;
   /** Never answer (the client must time out). */
   hang?: boolean;
+  /** Answer only once this settles (a test holds the call while it does something). */
+  release?: Promise<unknown>;
   /** Send `body` as it is (a string), not as JSON. */
   raw?: boolean;
 }
@@ -186,6 +188,7 @@ export class PlatformSimulator {
       return;
     }
     if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
+    await answer.release?.catch(() => undefined);
     res.writeHead(answer.status ?? 200, {
       'content-type': 'application/json',
       ...(answer.headers ?? {}),

@@ -5,7 +5,7 @@ import { validate } from 'class-validator';
 import { AppException } from '../common/app.exception.js';
 import { backoffDelay, type Backoff } from '../common/backoff.js';
 import type { Instance } from '../instances/instance.types.js';
-import type { Recipient } from '../messages/messages.service.js';
+import { recipientOfContact, type Recipient } from '../messages/messages.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { PlatformError, sendRetryDisposition } from '../platform/platform.errors.js';
 import {
@@ -36,8 +36,8 @@ export type SendStep =
   | { kind: 'wait'; delayMs: number; error: string }
   /** Another worker took the turn over. */
   | { kind: 'lost' }
-  /** A person took the contact over: the parts not sent were skipped. */
-  | { kind: 'handed_over'; lastSent?: { position: number; wamid: string } };
+  /** A person took the contact over (or it is gone): the parts not sent were skipped. */
+  | { kind: 'handed_over'; lastSent?: { position: number; wamid: string }; reason: string };
 
 /** Tries to record a sent part this many times before giving up (the database blinking). */
 const RECORD_ATTEMPTS = 5;
@@ -151,12 +151,12 @@ export class ReplySender {
    * its first send (`deadline`); a refused one fails; one that may have gone
    * out without an answer is `uncertain` and never repeated. The others
    * still go. The agent's own turn just wrote to the store and the contact
-   * just wrote to the number, so neither is asked again before each part.
+   * just wrote to the number, so neither is asked again before each part;
+   * the contact's address and handoff are.
    */
   async sendQueued(
-    turn: Pick<TurnRow, 'id' | 'contact_id'>,
+    turn: Pick<TurnRow, 'id'>,
     instance: Instance,
-    recipient: Recipient,
     parts: TurnPartRow[],
     deadline: Date,
     lease: TurnLease,
@@ -165,15 +165,19 @@ export class ReplySender {
     let lastSent: { position: number; wamid: string } | undefined;
     for (const [index, part] of parts.entries()) {
       if (!lease.held) return { kind: 'lost' };
+      // Read as each part goes: the contact's number or user id may have changed meanwhile.
+      const contact = await this.messages.replyTarget(turn.id);
+      const recipient = contact && recipientOfContact(contact);
       // A person took over (a handoff, or their own send): the agent says no more.
-      if (await this.messages.pausedForAgent(turn.contact_id)) {
+      if (!contact || !recipient || contact.paused) {
+        const error = contact?.paused
+          ? 'a person has the contact, or it opted out'
+          : 'the contact is gone';
         for (const skipped of parts.slice(index)) {
-          await this.turns.settlePart(turn.id, skipped.position, 'skipped', {
-            error: 'a person has the contact, or it opted out',
-          });
+          await this.turns.settlePart(turn.id, skipped.position, 'skipped', { error });
         }
         this.metrics.replyParts.inc({ outcome: 'skipped' }, parts.length - index);
-        return { kind: 'handed_over', lastSent };
+        return { kind: 'handed_over', lastSent, reason: error };
       }
       const kind = part.kind as SendKind;
       const request = plainToInstance(
@@ -182,7 +186,7 @@ export class ReplySender {
       );
       let wamid: string;
       try {
-        wamid = await this.sender.send(instance, kind, request, { contactId: turn.contact_id });
+        wamid = await this.sender.send(instance, kind, request, { contactId: contact.id });
       } catch (error) {
         const settled = await this.settleFailure(turn, part, error, deadline);
         if (settled.kind === 'wait') return settled;

@@ -142,16 +142,10 @@ export class TurnRunner {
       );
       if (!deadline) return 'lost';
     }
-    const sent = await this.replies.sendQueued(turn, instance, recipient, parts, deadline, lease);
+    const sent = await this.replies.sendQueued(turn, instance, parts, deadline, lease);
     if (sent.kind === 'lost') return 'lost';
     if (sent.kind === 'handed_over') {
-      return this.end(
-        turn,
-        lease,
-        'skipped',
-        'a person has the contact, or it opted out',
-        sent.lastSent,
-      );
+      return this.end(turn, lease, 'skipped', sent.reason, sent.lastSent);
     }
     if (sent.kind === 'wait') return this.waitForRetry(turn, lease, sent.delayMs, sent.error);
     // A resumed turn may have failed parts from before: they count too.

@@ -7,6 +7,7 @@ import {
 } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { AppConfig } from '../config/app-config.js';
+import { InstancesService } from '../instances/instances.service.js';
 import { MessageStore } from '../messages/message.store.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { REDIS_CLIENT } from '../redis/redis.constants.js';
@@ -43,6 +44,7 @@ export class TurnSweeper implements OnApplicationBootstrap, BeforeApplicationShu
     private readonly messages: MessageStore,
     private readonly turns: TurnStore,
     private readonly scheduler: TurnScheduler,
+    private readonly instances: InstancesService,
     @Inject(REDIS_CLIENT) private readonly redis: Redis,
     metrics: MetricsService,
   ) {
@@ -107,9 +109,15 @@ export class TurnSweeper implements OnApplicationBootstrap, BeforeApplicationShu
     await this.messages.endExpiredHandoffs();
     // While the workers are behind the webhook, buffers are due as of how far they have read.
     const asOf = await this.buffer.dueAsOf();
+    // Each buffer by its instance's own timing: a longer one is not stranded yet, a shorter
+    // one is rescued as soon as its own time has passed.
+    const own = (await this.instances.list())
+      .filter((i) => i.agent_buffer_delay_s !== null || i.agent_buffer_max_wait_s !== null)
+      .map((i) => ({ instanceId: i.id, ...this.instances.bufferTiming(i) }));
     const overdue = await this.messages.overdueContacts(
-      asOf.behind ? null : this.config.MESSAGE_BUFFER_DELAY * 1000,
-      this.config.MESSAGE_BUFFER_MAX_WAIT * 1000,
+      this.instances.bufferTiming(null),
+      own,
+      !asOf.behind,
       GRACE_MS,
       new Date(asOf.at),
     );

@@ -422,7 +422,10 @@ export class AppConfig {
   @Validate(AddressListConstraint, ['EVENT_TARGET_ALLOWLIST'])
   EVENT_TARGET_ALLOWLIST: string[] = [];
 
-  /** A person's send to a contact pauses the agent for it this long (0: never). */
+  /**
+   * A person's send to a contact pauses the agent for it until this long
+   * after their last send (0: never).
+   */
   @Type(() => Number)
   @IsNumber({}, { message: 'HANDOFF_AUTO_PAUSE_S must be a number of seconds from 0 to 604800' })
   @Min(0, { message: 'HANDOFF_AUTO_PAUSE_S must be a number of seconds from 0 to 604800' })

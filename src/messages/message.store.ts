@@ -261,13 +261,15 @@ export class MessageStore {
 
   /**
    * Contacts whose waiting messages should have gone to the agent by `asOf`
-   * (the quiet delay after the last one, unless null, or the max wait after
-   * the first, passed more than `graceMs` before it) and that have no open
-   * turn to wait for.
+   * (the quiet delay after the last one, unless `live` is false, or the max
+   * wait after the first, passed more than `graceMs` before it) and that have
+   * no open turn to wait for. Each instance's buffer timing is its own when
+   * `own` names it, else `timing`.
    */
   overdueContacts(
-    delayMs: number | null,
-    maxWaitMs: number,
+    timing: { delayMs: number; maxWaitMs: number },
+    own: Array<{ instanceId: string; delayMs: number; maxWaitMs: number }>,
+    live: boolean,
     graceMs: number,
     asOf: Date,
     limit = 1000,
@@ -275,15 +277,29 @@ export class MessageStore {
     return rows(
       this.db,
       `SELECT m.instance_id, m.contact_id FROM messages m
+       LEFT JOIN unnest($6::uuid[], $7::float8[], $8::float8[]) AS o(instance_id, delay_ms, max_wait_ms)
+         ON o.instance_id = m.instance_id
        WHERE m.awaiting_turn
          AND NOT EXISTS (
            SELECT 1 FROM turns t WHERE t.contact_id = m.contact_id
              AND t.status IN ('claimed', 'calling', 'answered', 'sending'))
-       GROUP BY m.instance_id, m.contact_id
-       HAVING max(m.received_at) < $4::timestamptz - ($1::float8 + $3::float8) * interval '1 millisecond'
-           OR min(m.received_at) < $4::timestamptz - ($2::float8 + $3::float8) * interval '1 millisecond'
+       GROUP BY m.instance_id, m.contact_id, o.delay_ms, o.max_wait_ms
+       HAVING ($9 AND max(m.received_at) < $4::timestamptz
+                 - (COALESCE(o.delay_ms, $1::float8) + $3::float8) * interval '1 millisecond')
+           OR min(m.received_at) < $4::timestamptz
+                 - (COALESCE(o.max_wait_ms, $2::float8) + $3::float8) * interval '1 millisecond'
        LIMIT $5`,
-      [delayMs, maxWaitMs, graceMs, asOf, limit],
+      [
+        timing.delayMs,
+        timing.maxWaitMs,
+        graceMs,
+        asOf,
+        limit,
+        own.map((o) => o.instanceId),
+        own.map((o) => o.delayMs),
+        own.map((o) => o.maxWaitMs),
+        live,
+      ],
     );
   }
 
@@ -548,24 +564,34 @@ export class MessageStore {
   }
 
   /**
-   * A person's sends pause the agent for their contacts for `seconds`
-   * (extended at most once a minute, so a chat is not an event per message).
+   * A person's sends pause the agent for their contacts until at least
+   * `seconds` after the send. A pause that already lasts that long (a
+   * client's or an admin's longer one, or one written a moment ago) is left
+   * as it is: never shortened. A pause is written `slackSeconds` longer, so a
+   * chat rewrites it (a `contact.handoff` event) at most once per slack, not
+   * per message. A running pause a client or an admin started stays theirs,
+   * only longer; one the agent asked for becomes the person's.
    */
   async pauseForPeople(
     sends: Array<{ instanceId: string; address: string; byNumber: boolean }>,
     seconds: number,
+    slackSeconds: number,
   ): Promise<void> {
     await this.db.query(
       `WITH paused AS (
-       UPDATE contacts c SET handoff_until = now() + $4::float8 * interval '1 second',
+       UPDATE contacts c SET handoff_until = GREATEST(c.handoff_until,
+           now() + ($4::float8 + $5::float8) * interval '1 second'),
          handoff_since = CASE WHEN c.handoff_until > now() THEN c.handoff_since ELSE now() END,
-         handoff_reason = 'a person replied through the API', handoff_by = 'auto',
+         handoff_reason = CASE WHEN c.handoff_until > now() AND c.handoff_by IN ('api', 'admin')
+                               THEN c.handoff_reason ELSE 'a person replied through the API' END,
+         handoff_by = CASE WHEN c.handoff_until > now() AND c.handoff_by IN ('api', 'admin')
+                           THEN c.handoff_by ELSE 'auto' END,
          updated_at = now()
        FROM unnest($1::uuid[], $2::text[], $3::boolean[]) AS s(instance_id, address, by_number)
        WHERE c.instance_id = s.instance_id
          AND (CASE WHEN s.by_number THEN c.wa_id = s.address ELSE c.user_id = s.address END)
-         AND (c.handoff_until IS NULL
-              OR c.handoff_until < now() + ($4::float8 - 60) * interval '1 second')
+         AND (c.handoff_until IS NULL OR c.handoff_until < now() + $4::float8 * interval '1 second'
+              OR c.handoff_by = 'agent' AND c.handoff_until > now())
        RETURNING c.id
        )
        -- What waited for the agent waits no more: the person answers it.
@@ -576,19 +602,61 @@ export class MessageStore {
         sends.map((s) => s.address),
         sends.map((s) => s.byNumber),
         seconds,
+        slackSeconds,
       ],
     );
   }
 
-  /** Whether a person (not the agent) has the contact now, or it opted out: the agent says nothing. */
-  async pausedForAgent(contactId: string): Promise<boolean> {
-    const found = await rows(
+  /**
+   * What the agent's next reply part needs of its turn's contact, read as
+   * it is sent: the contact (a merge may have moved the turn to another),
+   * its keys now (a number or user id may have changed since the turn
+   * began), and whether a person (not the agent) has it or it opted out, so
+   * the agent says nothing. Null when the contact is gone.
+   */
+  async replyTarget(
+    turnId: string,
+  ): Promise<(ContactKeys & { id: string; paused: boolean }) | null> {
+    const [contact] = await rows<ContactKeys & { id: string; paused: boolean }>(
       this.db,
-      `SELECT 1 FROM contacts WHERE id = $1
-       AND (handoff_until > now() AND handoff_by <> 'agent' OR opted_out_at IS NOT NULL)`,
-      [contactId],
+      `SELECT c.id, c.wa_id, c.user_id, c.parent_user_id, c.username, c.name,
+         COALESCE(c.handoff_until > now() AND c.handoff_by <> 'agent', false)
+           OR c.opted_out_at IS NOT NULL AS paused
+       FROM turns t JOIN contacts c ON c.id = t.contact_id WHERE t.id = $1`,
+      [turnId],
     );
-    return found.length > 0;
+    return contact ?? null;
+  }
+
+  /**
+   * Where an address (a number, or a user id) moved: the keys now of the
+   * contact that had it before a number or user-id change. Null while a
+   * contact still holds it (it is still good), or when none ever had it.
+   */
+  async movedKeys(
+    instanceId: string,
+    address: string,
+    byNumber: boolean,
+  ): Promise<Pick<ContactKeys, 'wa_id' | 'user_id'> | null> {
+    const held = await rows(
+      this.db,
+      byNumber
+        ? 'SELECT 1 FROM contacts WHERE instance_id = $1 AND wa_id = $2'
+        : `SELECT 1 FROM contacts WHERE instance_id = $1
+           AND (user_id = $2 OR parent_user_id = $2) LIMIT 1`,
+      [instanceId, address],
+    );
+    if (held.length > 0) return null;
+    // Rare (a retry after a change, or a number not written to yet): previous keys have no index.
+    const [moved] = await rows<Pick<ContactKeys, 'wa_id' | 'user_id'>>(
+      this.db,
+      `SELECT wa_id, user_id FROM contacts
+       WHERE instance_id = $1
+         AND $2 = ANY(CASE WHEN $3 THEN previous_wa_ids ELSE previous_user_ids END)
+       ORDER BY updated_at DESC LIMIT 1`,
+      [instanceId, address, byNumber],
+    );
+    return moved ?? null;
   }
 
   /** Ends the pauses whose time is up (each a contact.handoff event); how many. */

@@ -19,6 +19,15 @@ const RECORD_RETRY_DELAYS_MS = [100, 400, 1600];
 export type Recipient =
   { to: string; recipient?: undefined } | { to?: undefined; recipient: string };
 
+/**
+ * How much longer than HANDOFF_AUTO_PAUSE_S a person's pause is written: a
+ * tenth of it, a minute at most. Later sends within that slack leave it as it
+ * is (it still ends after them), so a chat is not a write and an event per message.
+ */
+export function autoPauseSlackSeconds(pauseSeconds: number): number {
+  return Math.min(60, pauseSeconds / 10);
+}
+
 /** The address a recipient is stored and shown under: its number or its user id. */
 export function addressOf(recipient: Recipient): string {
   return recipient.to ?? recipient.recipient;
@@ -63,7 +72,12 @@ export class MessagesService {
   ) {
     this.writer = new BatchWriter((records) => this.storeOutbound(records), RECORD_RETRY_DELAYS_MS);
     this.pauses = new BatchWriter(
-      (sends) => this.store.pauseForPeople(sends, this.config.HANDOFF_AUTO_PAUSE_S),
+      (sends) =>
+        this.store.pauseForPeople(
+          sends,
+          this.config.HANDOFF_AUTO_PAUSE_S,
+          autoPauseSlackSeconds(this.config.HANDOFF_AUTO_PAUSE_S),
+        ),
       RECORD_RETRY_DELAYS_MS,
     );
     invalidation.on(WINDOW_TOPIC, (key) => this.openUntil.delete(key));
@@ -129,13 +143,40 @@ export class MessagesService {
 
   /**
    * A person is answering this contact through the API: the agent pauses
-   * for it for HANDOFF_AUTO_PAUSE_S (writes of the same moment share one
-   * statement). Written before the message goes, so a reply the agent has
-   * in flight is not sent after the person's.
+   * for it until at least HANDOFF_AUTO_PAUSE_S after this send (writes of
+   * the same moment share one statement). Written before the message goes,
+   * so a reply the agent has in flight is not sent after the person's.
    */
   async pauseForPerson(instanceId: string, to: Recipient): Promise<void> {
     if (this.config.HANDOFF_AUTO_PAUSE_S <= 0) return;
     await this.pauses.write({ instanceId, address: addressOf(to), byNumber: to.to !== undefined });
+  }
+
+  /**
+   * Whom a send goes to now, as a retry reads it: a number or user-id change
+   * may have moved the contact since the send began. A reply follows its
+   * contact (`contactId`); a client's send keeps the kind of address it named
+   * while the contact has one. On a read error, the address as it was.
+   */
+  async currentRecipient(
+    instanceId: string,
+    recipient: Recipient,
+    contactId?: string,
+  ): Promise<Recipient> {
+    try {
+      if (contactId) {
+        const keys = await this.store.contactKeys(contactId);
+        return (keys && recipientOfContact(keys)) ?? recipient;
+      }
+      const byNumber = recipient.to !== undefined;
+      const moved = await this.store.movedKeys(instanceId, addressOf(recipient), byNumber);
+      if (!moved) return recipient;
+      const number: Recipient | null = moved.wa_id ? { to: moved.wa_id } : null;
+      const userId: Recipient | null = moved.user_id ? { recipient: moved.user_id } : null;
+      return (byNumber ? (number ?? userId) : (userId ?? number)) ?? recipient;
+    } catch {
+      return recipient;
+    }
   }
 
   /** Opt-outs changed: every process forgets what it knew of these contacts' windows. */

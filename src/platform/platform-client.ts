@@ -92,6 +92,8 @@ interface PlatformCall {
   /** At most this many attempts (a streamed body allows one). */
   attempts?: number;
   headers?: Record<string, string>;
+  /** The body of each retry, when it may differ from the first attempt's (read afresh). */
+  retryData?: () => Promise<unknown>;
 }
 
 function segment(id: string): string {
@@ -206,12 +208,15 @@ export class PlatformClient implements OnApplicationShutdown {
 
   /**
    * Sends one message; returns its wamid. Never repeated once it may have
-   * reached the platform (the platform has no idempotency key).
+   * reached the platform (the platform has no idempotency key). Before a
+   * retry, `beforeRetry` (if given) gives the message to send instead: its
+   * recipient may have changed meanwhile.
    */
   async sendMessage(
     phoneNumberId: string,
     token: string,
     message: PlatformMessage,
+    beforeRetry?: () => Promise<PlatformMessage>,
   ): Promise<string> {
     const answer = await this.call<{ messages?: Array<{ id?: unknown }> }>({
       method: 'POST',
@@ -219,6 +224,7 @@ export class PlatformClient implements OnApplicationShutdown {
       token,
       data: message,
       idempotent: false,
+      retryData: beforeRetry,
     });
     const wamid = answer.messages?.[0]?.id;
     if (typeof wamid !== 'string' || wamid.length === 0) {
@@ -361,9 +367,11 @@ export class PlatformClient implements OnApplicationShutdown {
     });
   }
 
-  private async call<T>(call: PlatformCall): Promise<T> {
+  private async call<T>(first: PlatformCall): Promise<T> {
     const policy = this.retryPolicy;
+    let call = first;
     for (let attempt = 1; ; attempt++) {
+      if (attempt > 1 && call.retryData) call = { ...call, data: await call.retryData() };
       const outcome = await this.attempt<T>(call);
       if (outcome.ok) return outcome.value;
       const { failure } = outcome;

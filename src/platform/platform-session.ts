@@ -58,9 +58,14 @@ export class PlatformSession {
     return this.watch(this.client.verifyCode(this.phoneNumberId, this.#token, code));
   }
 
-  /** Sends one message; its wamid. */
-  sendMessage(message: PlatformMessage): Promise<string> {
-    return this.watch(this.client.sendMessage(this.phoneNumberId, this.#token, message));
+  /** Sends one message; its wamid. `beforeRetry` gives the message a retry sends (see the client). */
+  sendMessage(
+    message: PlatformMessage,
+    beforeRetry?: () => Promise<PlatformMessage>,
+  ): Promise<string> {
+    return this.watch(
+      this.client.sendMessage(this.phoneNumberId, this.#token, message, beforeRetry),
+    );
   }
 
   markReadWithTyping(wamid: string): Promise<void> {

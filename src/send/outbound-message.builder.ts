@@ -23,6 +23,12 @@ function envelope(r: Addressed, type: string, content: unknown): PlatformMessage
   };
 }
 
+/** The same message to another recipient (a number, or a user id). */
+export function readdressed(message: PlatformMessage, r: Addressed): PlatformMessage {
+  const { to: _to, recipient: _recipient, ...rest } = message;
+  return { ...rest, ...(r.to !== undefined ? { to: r.to } : { recipient: r.recipient }) };
+}
+
 function mediaSource(media: MediaDto): { id: string } | { link: string } {
   return media.id !== undefined ? { id: media.id } : { link: media.link! };
 }

@@ -3,7 +3,7 @@ import type { Instance } from '../instances/instance.types.js';
 import { InstancesService } from '../instances/instances.service.js';
 import { MessagesService, addressOf, recipientOf } from '../messages/messages.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import { buildPlatformMessage } from './outbound-message.builder.js';
+import { buildPlatformMessage, readdressed } from './outbound-message.builder.js';
 import type { SendKind, SendRequests } from './send-kinds.js';
 import { OutboundRecordQueue } from './outbound-records.js';
 import { SendPacer } from './send-pacer.js';
@@ -37,7 +37,8 @@ export class SendService {
     request: SendRequests[K],
     reply?: ReplyContext,
   ): Promise<string> {
-    const recipient = recipientOf(request);
+    const asked = recipientOf(request);
+    let recipient = asked;
     if (!reply) {
       if (kind !== 'template') await this.messages.assertWindowOpen(instance.id, recipient);
       // Nothing goes out that could not be recorded: with the store away, 503 and no send.
@@ -46,14 +47,24 @@ export class SendService {
       await this.messages.pauseForPerson(instance.id, recipient);
     }
     const message = buildPlatformMessage(kind, request);
+    // A retry reads the recipient again: the customer's number or user id may have changed.
+    const beforeRetry = async () => {
+      recipient = await this.messages.currentRecipient(instance.id, recipient, reply?.contactId);
+      return readdressed(message, recipient);
+    };
     const session = this.instances.session(instance);
-    const wamid = await this.pacer.run(instance.phone_number_id, addressOf(recipient), () =>
-      session.sendMessage(message),
+    const wamid = await this.pacer.run(instance.phone_number_id, addressOf(asked), () =>
+      session.sendMessage(message, beforeRetry),
     );
     this.metrics.sends.inc({ type: kind });
-    // The request as the client sent it, less the routing field.
+    // The request as the client sent it, less the routing field, to whom it went.
     const body = JSON.parse(JSON.stringify(request)) as Record<string, unknown>;
     delete body.instance_id;
+    if (addressOf(recipient) !== addressOf(asked)) {
+      delete body.to;
+      delete body.recipient;
+      Object.assign(body, recipient);
+    }
     const record = {
       instanceId: instance.id,
       recipient,

@@ -26,6 +26,8 @@ export interface AgentAnswer {
   delayMs?: number;
   /** Never answer (the call stays in flight until the caller gives up or dies). */
   hang?: boolean;
+  /** Answer only once this settles (a test holds the agent while it does something). */
+  release?: Promise<unknown>;
 }
 
 export interface FakeAgentOptions {
@@ -99,7 +101,8 @@ export class FakeAgent {
           });
           res.end(JSON.stringify(answer.body ?? {}));
         };
-        if (answer.delayMs) setTimeout(send, answer.delayMs);
+        if (answer.release) void answer.release.then(send, send);
+        else if (answer.delayMs) setTimeout(send, answer.delayMs);
         else send();
       });
     });
