@@ -16,7 +16,7 @@ import {
 const SECRET = 'test-app-secret-1';
 const PHONE_NUMBER_ID = '106540352288301';
 /** A short auto-pause, so its timers run out within a test. */
-const PAUSE_S = 5;
+const PAUSE_S = 8;
 
 interface Handoff {
   active: boolean;
@@ -158,7 +158,8 @@ describe('handoff timers: a pause follows the last send of a person', () => {
     await answeredContact(who);
     await send(who, 'Oi, aqui é a Ana.');
     const first = await handoff(who);
-    await sleep(2500);
+    // Half a pause: the message below has about 3 s to be stored in between.
+    await sleep(4000);
     const secondSent = Date.now();
     await send(who, 'Um momento.');
 
