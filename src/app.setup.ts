@@ -8,6 +8,7 @@ import { serveOpenApi } from './openapi.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { errorBody } from './common/all-exceptions.filter.js';
 import { AppException } from './common/app.exception.js';
+import { discardRest, REFUSED_BODY_DISCARD_BYTES } from './common/refused-body.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './common/request-id.js';
 import type { RouteLimits } from './common/route-limits.js';
 import type { AppConfig } from './config/app-config.js';
@@ -117,6 +118,19 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
         .code(503)
         .headers({ 'retry-after': '1', connection: 'close' })
         .send(errorBody(refusal));
+    }
+  });
+  // An error answered before the body was read (over its limit, an unsupported
+  // type): the sender is still writing, and closing a socket with unread bytes
+  // resets it, so it would see EPIPE instead of the answer. Read the rest and
+  // throw it away first, up to a bound; a longer body is cut off.
+  fastify.addHook('onError', async (request, reply) => {
+    if (request.raw.complete) return;
+    if (await discardRest(request.raw, REFUSED_BODY_DISCARD_BYTES)) {
+      // Fastify asks to close because the client may send more: it has sent it all.
+      reply.removeHeader('connection');
+    } else {
+      void reply.header('connection', 'close');
     }
   });
   // While draining, answers close their connection: a keep-alive socket left idle

@@ -197,11 +197,19 @@ describe('conversations, handoff and opt-out', () => {
     );
     const open = await contact('5511900080011');
     const closed = await contact('5511900080012');
+    // The window ends 24 hours after the last inbound message, to the millisecond.
+    const lastInbound = async (waId: string) =>
+      (
+        await db.query<{ at: Date }>(
+          'SELECT last_inbound_at AS at FROM contacts WHERE wa_id = $1',
+          [waId],
+        )
+      )[0].at.getTime();
+    const DAY = 24 * 3600 * 1000;
     expect(open.window.open).toBe(true);
-    const left = Date.parse(open.window.until!) - Date.now();
-    expect(left).toBeGreaterThan(50_000);
-    expect(left).toBeLessThanOrEqual(60_000);
+    expect(Date.parse(open.window.until!)).toBe((await lastInbound('5511900080011')) + DAY);
     expect(closed.window.open).toBe(false);
+    expect(Date.parse(closed.window.until!)).toBe((await lastInbound('5511900080012')) + DAY);
     expect(Date.parse(closed.window.until!)).toBeLessThan(Date.now());
     const sendOpen = await client('POST', '/send/text', { to: '5511900080011', body: 'ok' });
     expect(sendOpen.status).toBe(200);

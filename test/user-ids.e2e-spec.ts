@@ -293,6 +293,8 @@ describe('business-scoped user ids: customers known by number, by user id, or bo
     await simulateMessage(target, { userId: paced, name: 'Gil' }, 'open my window');
     await waitFor(() => platform.accepted.some((a) => a.message.recipient === paced));
     let refusedOnce = false;
+    // Before the refusal: the 6 s the user is spaced by count from it.
+    const started = Date.now();
     platform.on('POST', /\/messages$/, (request) => {
       if ((request.body as { recipient?: string }).recipient !== paced || refusedOnce) {
         return undefined;
@@ -304,7 +306,6 @@ describe('business-scoped user ids: customers known by number, by user id, or bo
     expect(refused.status).toBe(429);
     expect(refused.headers.get('retry-after')).toBe('6');
     expect((await send({ to: '5511955550001', body: 'another user' })).status).toBe(200);
-    const started = Date.now();
     const spaced = await send({ recipient: paced, body: 'two' });
     expect(spaced.status).toBe(200);
     expect(Date.now() - started).toBeGreaterThanOrEqual(4500);

@@ -24,6 +24,9 @@ const CODE_BY_STATUS: Partial<Record<number, ErrorCode>> = {
   503: 'unavailable',
 };
 
+/** Fastify's code for a body over the route's limit. */
+const BODY_TOO_LARGE = 'FST_ERR_CTP_BODY_TOO_LARGE';
+
 const INVALID_JSON_CODES = new Set([
   'FST_ERR_CTP_INVALID_JSON_BODY',
   'FST_ERR_CTP_EMPTY_JSON_BODY',
@@ -41,11 +44,29 @@ function isFrameworkError(value: unknown): value is FrameworkError {
   return typeof status === 'number' && status >= 400 && status < 500;
 }
 
-function fromStatus(status: number, message: string, code?: string): AppException {
+/** A body limit in the words of the limits the README gives (5 MB, 64 KB). */
+function describeBytes(bytes: number): string {
+  const MB = 1024 * 1024;
+  return bytes >= MB && bytes % MB === 0 ? `${bytes / MB} MB` : `${Math.round(bytes / 1024)} KB`;
+}
+
+function fromStatus(
+  status: number,
+  message: string,
+  code?: string,
+  bodyLimit?: number,
+): AppException {
   if (status === 400 && code && INVALID_JSON_CODES.has(code)) {
     return new AppException('invalid_json', 'The request body is not valid JSON');
   }
   if (status === 413) {
+    // Fastify's own words do not say the limit; the contract's message does.
+    if (code === BODY_TOO_LARGE && bodyLimit) {
+      return new AppException(
+        'payload_too_large',
+        `The request body is over this route's limit of ${describeBytes(bodyLimit)}`,
+      );
+    }
     return new AppException('payload_too_large', message);
   }
   const mapped = CODE_BY_STATUS[status];
@@ -88,7 +109,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const reply = http.getResponse<FastifyReply>();
     const request = http.getRequest<FastifyRequest>();
-    const error = this.toAppException(exception);
+    const error = this.toAppException(exception, request.routeOptions?.bodyLimit);
 
     if (error.status >= 500) {
       const cause = exception instanceof Error ? exception : new Error(String(exception));
@@ -109,7 +130,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       .send(errorBody(error));
   }
 
-  private toAppException(exception: unknown): AppException {
+  private toAppException(exception: unknown, bodyLimit?: number): AppException {
     if (exception instanceof AppException) return exception;
     // PostgreSQL or Redis away: a retry later will do, so say so (not 500).
     if (isDependencyUnavailable(exception)) return unavailable();
@@ -117,7 +138,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       // Fastify's own errors (body parsing, limits) arrive wrapped, the original as the cause.
       if (isFrameworkError(exception.cause)) {
         const cause = exception.cause;
-        return fromStatus(cause.statusCode, cause.message, cause.code);
+        return fromStatus(cause.statusCode, cause.message, cause.code, bodyLimit);
       }
       const response = exception.getResponse();
       const message =
@@ -129,7 +150,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return fromStatus(exception.getStatus(), message);
     }
     if (isFrameworkError(exception)) {
-      return fromStatus(exception.statusCode, exception.message, exception.code);
+      return fromStatus(exception.statusCode, exception.message, exception.code, bodyLimit);
     }
     return new AppException('internal_error', 'Internal server error');
   }

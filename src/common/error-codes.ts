@@ -21,10 +21,12 @@ export const ERROR_STATUS = {
   instance_exists: 409,
   turn_not_retryable: 409,
   event_subscription_limit: 409,
+  event_replay_running: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   service_window_closed: 422,
   event_target_refused: 422,
+  event_replay_timeout: 422,
   contact_opted_out: 422,
   platform_rejected: 422,
   rate_limited: 429,
@@ -59,6 +61,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   instance_exists: 'an instance for that phone_number_id exists already',
   turn_not_retryable: 'only a failed turn, not being worked on, can be retried',
   event_subscription_limit: 'the instance has EVENT_SUBSCRIPTIONS_MAX event subscriptions already',
+  event_replay_running:
+    'a replay of the event subscription is running already; send another once it has answered',
   payload_too_large: 'the body or upload is over its limit (the message says the limit)',
   unsupported_media_type: 'an upload of a type the platform does not take',
   service_window_closed:
@@ -67,6 +71,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
     'a non-template send to a contact who opted out with a stop word (until they opt in again)',
   event_target_refused:
     'an event subscription URL that is not https in production, or resolves to a loopback, private, link-local or metadata address',
+  event_replay_timeout:
+    'an event replay did not finish within EVENT_REPLAY_TIMEOUT_MS and was rolled back (nothing queued): replay a shorter range',
   platform_rejected:
     'the platform refused the request; `details` carries its code, message and fbtrace_id',
   rate_limited: 'too many requests (API key, failed logins, verification codes); see Retry-After',

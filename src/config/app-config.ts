@@ -413,6 +413,17 @@ export class AppConfig {
   EVENT_RETENTION_DAYS = 7;
 
   /**
+   * How long one replay may run: PostgreSQL cancels it after this and rolls
+   * it back (422 event_replay_timeout, nothing queued), so a client that gave
+   * up never finds it committed later.
+   */
+  @Type(() => Number)
+  @IsInt({ message: 'EVENT_REPLAY_TIMEOUT_MS must be an integer from 100 to 300000' })
+  @Min(100, { message: 'EVENT_REPLAY_TIMEOUT_MS must be an integer from 100 to 300000' })
+  @Max(300000, { message: 'EVENT_REPLAY_TIMEOUT_MS must be an integer from 100 to 300000' })
+  EVENT_REPLAY_TIMEOUT_MS = 10000;
+
+  /**
    * Addresses or CIDR ranges event targets may resolve to although they are
    * private (an internal deployment's receivers). Loopback, private,
    * link-local and metadata addresses are refused otherwise (loopback is

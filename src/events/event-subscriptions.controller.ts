@@ -25,7 +25,11 @@ import {
   TestEventResultDto,
   UpdateEventSubscriptionDto,
 } from './dto/event-subscription.dto.js';
-import { EventSubscriptionsService } from './event-subscriptions.service.js';
+import {
+  EventSubscriptionsService,
+  replayRunning,
+  replayTimedOut,
+} from './event-subscriptions.service.js';
 
 const BAD_ID = thrownBy(
   () => new ParseUuidPipe().transform('42', { type: 'param', data: 'id' }),
@@ -167,7 +171,10 @@ export class EventSubscriptionsController {
     summary: 'Send again the events of a time range',
     description:
       'Every event created in [since, until) that the subscription takes (its instance and ' +
-      'types) is queued for it again, with its original id, whether it was delivered or not. ' +
+      'types) is queued for it again, with its original id, whether it was delivered or not, ' +
+      'except an event still pending for it (it goes out anyway, once). ' +
+      'One replay of a subscription runs at a time (409 while one does), and one running ' +
+      'longer than EVENT_REPLAY_TIMEOUT_MS is rolled back (422, nothing queued). ' +
       'Events are recorded only while some subscription (enabled or disabled) wants them, ' +
       'and kept EVENT_RETENTION_DAYS.',
   })
@@ -176,6 +183,8 @@ export class EventSubscriptionsController {
     BAD_ID,
     invalidRequest(ReplayEventsDto, { since: 'yesterday' }, 'since is not a date-time'),
     NOT_FOUND,
+    { error: replayRunning(EXAMPLE_ID), summary: 'a replay of this subscription is running' },
+    { error: replayTimedOut(10000), summary: 'the replay ran past EVENT_REPLAY_TIMEOUT_MS' },
   )
   replay(
     @Param('id', ParseUuidPipe) id: string,

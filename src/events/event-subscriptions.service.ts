@@ -27,6 +27,23 @@ const DEFAULT_PAGE = 20;
 /** Most events one replay queues. */
 export const REPLAY_MAX = 100_000;
 
+/** Another replay of the subscription holds its lock. */
+export function replayRunning(id: string): AppException {
+  return new AppException(
+    'event_replay_running',
+    `A replay of event subscription ${id} is running; send this one once it has answered`,
+  );
+}
+
+/** PostgreSQL cancelled the replay at EVENT_REPLAY_TIMEOUT_MS and rolled it back. */
+export function replayTimedOut(timeoutMs: number): AppException {
+  return new AppException(
+    'event_replay_timeout',
+    `The replay did not finish within EVENT_REPLAY_TIMEOUT_MS (${timeoutMs} ms) and was ` +
+      'rolled back: nothing was queued. Replay a shorter range (since, until)',
+  );
+}
+
 function decodeCursor(value: string): string {
   const seq = Buffer.from(value, 'base64url').toString('utf8');
   if (/^\d{1,18}$/.test(seq)) return seq;
@@ -138,7 +155,11 @@ export class EventSubscriptionsService {
     if (until <= since) {
       throw AppException.validation([{ field: 'until', message: 'must be after since' }]);
     }
-    return { queued: await this.store.replay(subscription, since, until, REPLAY_MAX) };
+    const timeoutMs = this.config.EVENT_REPLAY_TIMEOUT_MS;
+    const outcome = await this.store.replay(subscription, since, until, REPLAY_MAX, timeoutMs);
+    if (outcome.kind === 'running') throw replayRunning(id);
+    if (outcome.kind === 'timed_out') throw replayTimedOut(timeoutMs);
+    return { queued: outcome.queued };
   }
 
   async test(id: string): Promise<TestEventResultDto> {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { StoredSecret } from '../crypto/stale-secrets.js';
-import { prepared, rows } from '../database/sql.js';
+import { prepared, QUERY_CANCELED, rows, sqlState, timedTransaction } from '../database/sql.js';
 import type {
   ClaimedDelivery,
   DeliveryState,
@@ -43,6 +43,10 @@ const CHANGEABLE: ReadonlyArray<keyof SubscriptionChanges> = [
 
 /** The columns holding signing secrets (encrypted, bound to the subscription id). */
 export type SubscriptionSecretColumn = 'secret_encrypted' | 'previous_secret_encrypted';
+
+/** What a replay did: queued so many events, or found another replay running, or ran out of time. */
+export type ReplayOutcome =
+  { kind: 'queued'; queued: number } | { kind: 'running' } | { kind: 'timed_out' };
 
 /** A subscription disabled by its failures, and why. */
 export interface Disabled {
@@ -360,25 +364,60 @@ export class EventStore {
   /**
    * Queues the events created in [since, until) that the subscription would
    * have received (its instance and types) for delivery again, oldest first,
-   * at most `limit`. How many it queued.
+   * at most `limit`, except those still pending for it (they go out anyway).
+   * One replay of a subscription at a time (an advisory lock: another one
+   * finds it `running`); one that takes longer than `timeoutMs` is cancelled
+   * by PostgreSQL and rolled back (`timed_out`, nothing queued).
    */
   async replay(
     subscription: EventSubscription,
     since: Date,
     until: Date,
     limit: number,
-  ): Promise<number> {
-    const queued = await rows(
-      this.db,
-      `INSERT INTO event_deliveries (subscription_id, event_seq, lane)
-       SELECT $1, e.seq, e.lane FROM events e
-       WHERE e.created_at >= $2 AND e.created_at < $3 AND e.type = ANY($4::text[])
-         AND ($5::uuid IS NULL OR e.instance_id = $5)
-       ORDER BY e.seq LIMIT $6
-       RETURNING seq`,
-      [subscription.id, since, until, subscription.event_types, subscription.instance_id, limit],
-    );
-    return queued.length;
+    timeoutMs: number,
+  ): Promise<ReplayOutcome> {
+    try {
+      return await timedTransaction(this.db, timeoutMs, async (query) => {
+        const [lock] = await query<{ locked: boolean }>(
+          `SELECT pg_try_advisory_xact_lock(hashtextextended('mc-event-replay:' || $1::text, 0))
+             AS locked`,
+          [subscription.id],
+        );
+        if (!lock.locked) return { kind: 'running' } as const;
+        const [row] = await query<{ queued: number }>(
+          `WITH queued AS (
+             INSERT INTO event_deliveries (subscription_id, event_seq, lane)
+             SELECT $1, e.seq, e.lane FROM events e
+             -- One index probe per event, whatever the statistics say: as an anti-join,
+             -- stale ones (a fresh burst of events) made it scan every pending delivery
+             -- for every event.
+             LEFT JOIN LATERAL (
+               SELECT 1 AS found FROM event_deliveries d
+               WHERE d.subscription_id = $1 AND d.lane = e.lane AND d.event_seq = e.seq
+                 AND d.state = 'pending'
+               LIMIT 1
+             ) pending ON true
+             WHERE e.created_at >= $2 AND e.created_at < $3 AND e.type = ANY($4::text[])
+               AND ($5::uuid IS NULL OR e.instance_id = $5) AND pending.found IS NULL
+             ORDER BY e.seq LIMIT $6
+             RETURNING 1
+           )
+           SELECT count(*)::int AS queued FROM queued`,
+          [
+            subscription.id,
+            since,
+            until,
+            subscription.event_types,
+            subscription.instance_id,
+            limit,
+          ],
+        );
+        return { kind: 'queued', queued: row.queued } as const;
+      });
+    } catch (error) {
+      if (sqlState(error) === QUERY_CANCELED) return { kind: 'timed_out' };
+      throw error;
+    }
   }
 
   /** A `ping` event addressed to one subscription, and its delivery's id. */

@@ -14,6 +14,7 @@ import { ApiErrors } from '../common/api-errors.js';
 import { AppException } from '../common/app.exception.js';
 import { InstanceScopedDto } from '../common/instance-scoped.dto.js';
 import { PLATFORM_ID_PATTERN } from '../common/platform-id.js';
+import { discardRest, REFUSED_BODY_DISCARD_BYTES } from '../common/refused-body.js';
 import { ApiKeyAuth, InstanceFromForm } from '../auth/auth.decorators.js';
 import type { Instance } from '../instances/instance.types.js';
 import {
@@ -28,12 +29,6 @@ import { MediaService } from './media.service.js';
 function invalidMediaId(): AppException {
   return AppException.validation([{ field: 'media_id', message: 'is not a media id' }]);
 }
-
-/**
- * How much of a refused upload is read and thrown away before answering:
- * more than any type's limit but a document's, plus the form around it.
- */
-const DISCARD_LIMIT_BYTES = 20 * 1024 * 1024;
 
 export class MediaIdDto {
   @ApiProperty({ example: '1013859600285441', description: 'Use as media.id in /send/*' })
@@ -100,7 +95,7 @@ export class MediaController {
     } catch (error) {
       // The client may still be sending the body: read it to its end (up to a
       // bound), so it reads the answer instead of a broken connection.
-      if (!(await this.media.discardRest(request, DISCARD_LIMIT_BYTES))) {
+      if (!(await discardRest(request.raw, REFUSED_BODY_DISCARD_BYTES))) {
         void reply.header('connection', 'close');
       }
       throw error;

@@ -107,41 +107,6 @@ export class MediaService {
     }
   }
 
-  /**
-   * Reads and discards what is left of a refused upload, up to `maxBytes`, so
-   * its answer reaches a client that is still sending; false when the body
-   * is longer than that (the caller answers and closes the connection).
-   */
-  async discardRest(request: FastifyRequest, maxBytes: number): Promise<boolean> {
-    const raw = request.raw;
-    if (raw.complete || raw.readableEnded) return true;
-    if (raw.destroyed) return false;
-    if (Number(request.headers['content-length']) > maxBytes) return false;
-    return new Promise((resolve) => {
-      let seen = 0;
-      const done = (drained: boolean) => {
-        raw.off('data', count);
-        raw.off('end', ended);
-        raw.off('error', failed);
-        raw.off('close', closed);
-        resolve(drained);
-      };
-      const count = (chunk: Buffer) => {
-        seen += chunk.length;
-        if (seen > maxBytes) done(false);
-      };
-      const ended = () => done(true);
-      const failed = () => done(false);
-      // A connection that closes without an end (the client gave up) never says 'end'.
-      const closed = () => done(raw.complete);
-      raw.on('data', count);
-      raw.once('end', ended);
-      raw.once('error', failed);
-      raw.once('close', closed);
-      raw.resume();
-    });
-  }
-
   download(instance: Instance, mediaId: string): Promise<MediaDownload> {
     return this.instances.session(instance).downloadMedia(mediaId);
   }

@@ -72,7 +72,10 @@ export class WebhookController {
   @ApiOperation({
     operationId: 'receiveWebhook',
     summary: "The platform's deliveries: messages, statuses, template events",
-    description: 'Acknowledged once stored in Redis; the workers process it. Up to 5 MB.',
+    description:
+      'Acknowledged once stored in Redis; the workers process it. Up to 5 MB: a larger body ' +
+      'is answered 413 after the rest of it is read and discarded (up to 20 MB; beyond that ' +
+      'the connection is closed), so the sender reads the answer.',
   })
   @ApiHeader({
     name: 'x-hub-signature-256',
@@ -85,15 +88,25 @@ export class WebhookController {
   })
   @ApiExtension(RAW_BODY_EXTENSION, true)
   @ApiOkResponse({ type: WebhookAckDto })
-  @ApiErrors(new AppException('invalid_signature', 'Missing or invalid x-hub-signature-256'), {
-    error: new AppException(
-      'unavailable',
-      'The delivery could not be stored; retry later',
-      undefined,
-      { 'retry-after': '5' },
-    ),
-    summary: 'Redis cannot take the delivery: the platform delivers it again',
-  })
+  @ApiErrors(
+    new AppException('invalid_signature', 'Missing or invalid x-hub-signature-256'),
+    {
+      error: new AppException(
+        'payload_too_large',
+        "The request body is over this route's limit of 5 MB",
+      ),
+      summary: 'a delivery over 5 MB',
+    },
+    {
+      error: new AppException(
+        'unavailable',
+        'The delivery could not be stored; retry later',
+        undefined,
+        { 'retry-after': '5' },
+      ),
+      summary: 'Redis cannot take the delivery: the platform delivers it again',
+    },
+  )
   async receive(
     @Req() request: RawBodyRequest<FastifyRequest>,
     @Headers('x-hub-signature-256') signature: string | undefined,

@@ -260,8 +260,8 @@ export class ReplayResultDto {
   @ApiProperty({
     type: 'integer',
     description:
-      'Events queued again for this subscription, oldest first; at most 100000 per call ' +
-      '(narrow the range when it says 100000)',
+      'Events queued again for this subscription, oldest first, leaving out those still ' +
+      'pending for it; at most 100000 per call (narrow the range when it says 100000)',
   })
   queued: number;
 }
