@@ -3,7 +3,7 @@ import pg from 'pg';
 import type { AppConfig } from '../config/app-config.js';
 
 /** How long each dependency gets to answer one check. */
-const CHECK_TIMEOUT_MS = 3000;
+const ANSWER_TIMEOUT_MS = 3000;
 
 /** A dependency the process cannot work without, as the readiness probe names it. */
 export interface Dependency {
@@ -37,8 +37,8 @@ function reason(error: unknown): string {
 async function checkPostgres(config: AppConfig): Promise<string | null> {
   const client = new pg.Client({
     connectionString: config.DATABASE_URL,
-    connectionTimeoutMillis: CHECK_TIMEOUT_MS,
-    query_timeout: CHECK_TIMEOUT_MS,
+    connectionTimeoutMillis: ANSWER_TIMEOUT_MS,
+    query_timeout: ANSWER_TIMEOUT_MS,
   });
   // A failed connect may also emit 'error': the reason is taken from the rejection.
   client.on('error', () => undefined);
@@ -56,8 +56,8 @@ async function checkPostgres(config: AppConfig): Promise<string | null> {
 async function checkRedis(config: AppConfig): Promise<string | null> {
   const redis = new Redis(config.REDIS_URL, {
     lazyConnect: true,
-    connectTimeout: CHECK_TIMEOUT_MS,
-    commandTimeout: CHECK_TIMEOUT_MS,
+    connectTimeout: ANSWER_TIMEOUT_MS,
+    commandTimeout: ANSWER_TIMEOUT_MS,
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
     enableOfflineQueue: false,

@@ -25,10 +25,11 @@ const CHECK_INTERVAL_MS = 1000;
 const REPORT_INTERVAL_MS = 5000;
 
 /**
- * How much of a request's body is read before the 503: all of a small one, so
- * that the sender sees the answer rather than a connection cut mid-write.
+ * How much of a request's body is read before the 503, so that the sender sees
+ * the answer rather than a connection cut mid-write: any body a route takes
+ * (the webhook's, 5 MB, is the largest), not a media upload's.
  */
-const DRAIN_LIMIT_BYTES = 1024 * 1024;
+const DRAIN_LIMIT_BYTES = 6 * 1024 * 1024;
 
 const DEVELOPMENT_HINT =
   'for development, `npm run services` starts PostgreSQL and Redis (see "Quick start" in the README)';
@@ -66,6 +67,7 @@ function drained(request: IncomingMessage): Promise<void> {
 export class Standby {
   private readonly dependencies: Dependency[];
   private readonly platform: PlatformClient;
+  private readonly server: Server;
   /** The last finished round of checks (the first request waits for the first round). */
   private verdicts: Promise<Verdicts>;
   private platformCheck?: { at: number; state: Promise<DependencyState> };
@@ -73,22 +75,20 @@ export class Standby {
   private constructor(
     private readonly config: AppConfig,
     private readonly log: Logger,
-    private readonly server: Server,
   ) {
     this.dependencies = dependenciesOf(config);
     this.platform = new PlatformClient(config);
     this.verdicts = this.check();
+    this.server = createServer((request, response) => {
+      this.answer(request, response).catch(() => response.destroy());
+    });
   }
 
   /** Takes the service's port and starts checking the dependencies. */
   static async listen(config: AppConfig, log: Logger): Promise<Standby> {
-    const server = createServer();
-    server.listen({ port: config.PORT, host: config.HOST });
-    await once(server, 'listening');
-    const standby = new Standby(config, log, server);
-    server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-      standby.answer(request, response).catch(() => response.destroy());
-    });
+    const standby = new Standby(config, log);
+    standby.server.listen({ port: config.PORT, host: config.HOST });
+    await once(standby.server, 'listening');
     return standby;
   }
 
