@@ -102,7 +102,8 @@ async function watch(child: ChildProcess, url: string): Promise<ServiceProcess> 
   await waitUntil(
     async () => {
       if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}`);
-      return fetch(`${url}/health/live`).then(
+      // Ready, not live: a process answers /health/live while it waits for PostgreSQL and Redis.
+      return fetch(`${url}/health/ready`).then(
         (r) => r.ok,
         () => false,
       );

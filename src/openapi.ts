@@ -13,7 +13,7 @@ import { addErrorResponses, EXAMPLE_ID, type DocumentedError } from './common/ap
 import { AppException } from './common/app.exception.js';
 import { RAW_BODY_EXTENSION } from './common/route-limits.js';
 import { ERROR_DETAIL_MODELS, ErrorBodyDto } from './common/error-body.dto.js';
-import { unavailable } from './common/unavailable.js';
+import { starting, unavailable } from './common/unavailable.js';
 import { SERVICE_NAME, SERVICE_VERSION } from './config/service-info.js';
 import { EVENT_BODIES, eventCallbacks } from './events/dto/event-payloads.dto.js';
 
@@ -76,6 +76,15 @@ const SCHEME_ERRORS: Record<string, DocumentedError[]> = {
   ],
 };
 
+/**
+ * What every route but the health probes answers while the process waits, at
+ * start, for PostgreSQL or Redis to answer (src/startup/standby.ts).
+ */
+const STARTING: DocumentedError = {
+  error: starting(['PostgreSQL']),
+  summary: 'the process is starting and waits for PostgreSQL or Redis',
+};
+
 const INVALID_JSON: DocumentedError = {
   error: new AppException('invalid_json', 'The request body is not valid JSON'),
 };
@@ -110,6 +119,7 @@ function completeOperation(path: string, operation: OperationObject): void {
     }
   }
   for (const scheme of schemes) addErrorResponses(operation.responses, SCHEME_ERRORS[scheme] ?? []);
+  if (!path.startsWith('/health')) addErrorResponses(operation.responses, [STARTING]);
   const body = operation.requestBody;
   // A route that takes its body as raw bytes never parses it.
   if (

@@ -1,9 +1,10 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp, shutdownApp } from './app.setup.js';
-import { logDestination } from './config/logger.options.js';
+import { logDestination, startupLogger } from './config/logger.options.js';
 import { loadConfigOrExit } from './config/load-config.js';
-import { preflight } from './preflight.js';
+import { Standby } from './startup/standby.js';
 
 /** How long in-flight work may take to finish after SIGTERM before the process gives up. */
 const SHUTDOWN_GRACE_MS = 25_000;
@@ -18,38 +19,55 @@ function exit(code: number): never {
   process.exit(code);
 }
 
+/** Stops taking requests, lets in-flight work finish, closes everything, exits. */
+function drain(app: NestFastifyApplication, signal: string): void {
+  const logger = new Logger('Bootstrap');
+  logger.log(`${signal} received: finishing in-flight work`);
+  setTimeout(() => {
+    logger.error('shutdown took too long; exiting');
+    exit(1);
+  }, SHUTDOWN_GRACE_MS).unref();
+  shutdownApp(app).then(
+    () => exit(0),
+    (error: unknown) => {
+      logger.error(`shutdown failed: ${String(error)}`);
+      exit(1);
+    },
+  );
+}
+
 async function bootstrap(): Promise<void> {
   const { config, warnings } = loadConfigOrExit();
-  const unreachable = await preflight(config);
-  if (unreachable.length > 0) {
-    for (const line of unreachable) process.stderr.write(`${line}\n`);
-    exit(1);
-  }
+  const startLog = startupLogger(config);
+  let state: { phase: 'waiting' | 'booting' } | { phase: 'running'; app: NestFastifyApplication } =
+    { phase: 'waiting' };
+  let signalled: string | undefined;
+  const onSignal = (signal: string): void => {
+    if (signalled) return;
+    signalled = signal;
+    if (state.phase === 'running') return drain(state.app, signal);
+    if (state.phase === 'waiting') {
+      // Waiting for PostgreSQL or Redis: nothing has started, nothing to finish.
+      startLog.info(`${signal} received while waiting for PostgreSQL and Redis: exiting`);
+      exit(0);
+    }
+    // Booting: workers may already run; drained as soon as the boot is over (below).
+    startLog.info(`${signal} received while booting: stopping once booted`);
+  };
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
+  process.once('SIGINT', () => onSignal('SIGINT'));
+
+  // The port answers from now on: liveness 200, readiness 503 until the app has it.
+  const standby = await Standby.listen(config, startLog);
+  await standby.waitForDependencies();
+  state = { phase: 'booting' };
   const app = await createApp(config);
   const logger = new Logger('Bootstrap');
   for (const warning of warnings) logger.warn(`INSECURE CONFIGURATION: ${warning}`);
 
-  let closing = false;
-  const shutdown = (signal: string): void => {
-    if (closing) return;
-    closing = true;
-    logger.log(`${signal} received: finishing in-flight work`);
-    setTimeout(() => {
-      logger.error('shutdown took too long; exiting');
-      exit(1);
-    }, SHUTDOWN_GRACE_MS).unref();
-    shutdownApp(app).then(
-      () => exit(0),
-      (error: unknown) => {
-        logger.error(`shutdown failed: ${String(error)}`);
-        exit(1);
-      },
-    );
-  };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
-
-  await app.listen({ port: config.PORT, host: config.HOST });
+  await app.listen({ port: config.PORT, host: config.HOST, ...standby.handOver() });
+  state = { phase: 'running', app };
+  if (signalled) return drain(app, signalled);
   const base = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${config.PORT}`;
   logger.log(`${config.APP_ROLE} process listening on ${config.HOST}:${config.PORT}`);
   if (config.runsHttpApi) {

@@ -85,28 +85,51 @@ describe('the service process', () => {
     ]);
   });
 
-  it('names each unreachable dependency in one line, without stack traces or credentials', async () => {
-    const [pgPort, redisPort] = [await freePort(), await freePort()];
+  it('names each unreachable dependency in one line, without stack traces or credentials, waits, and exits 0 on SIGTERM', async () => {
+    const [port, pgPort, redisPort] = [await freePort(), await freePort(), await freePort()];
     const service = run({
-      ...testEnvironment(),
+      ...testEnvironment({
+        LOG_LEVEL: 'info',
+        NODE_ENV: 'development',
+        PORT: String(port),
+        HOST: '127.0.0.1',
+      }),
       DATABASE_URL: `postgres://connector:pg-secret-password@127.0.0.1:${pgPort}/connector`,
       REDIS_URL: `redis://:redis-secret-password@127.0.0.1:${redisPort}`,
     });
-    expect(await service.exited).toBe(1);
-    const lines = service.output().trim().split('\n');
-    expect(lines).toEqual([
-      expect.stringMatching(
-        new RegExp(
-          `^PostgreSQL is not reachable at 127\\.0\\.0\\.1:${pgPort} \\(ECONNREFUSED\\): start it .*npm run services`,
-        ),
-      ),
-      expect.stringMatching(
-        new RegExp(
-          `^Redis is not reachable at 127\\.0\\.0\\.1:${redisPort} \\(ECONNREFUSED\\): start it`,
-        ),
-      ),
-    ]);
-    expect(service.output()).not.toMatch(/secret-password|\n\s+at /);
+    const logged = () =>
+      service
+        .output()
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { msg: string }).msg);
+    const postgres = new RegExp(
+      `^PostgreSQL is not reachable at 127\\.0\\.0\\.1:${pgPort} \\(ECONNREFUSED\\): waiting for it.*npm run services`,
+    );
+    const redis = new RegExp(
+      `^Redis is not reachable at 127\\.0\\.0\\.1:${redisPort} \\(ECONNREFUSED\\): waiting for it.*npm run services`,
+    );
+    await waitFor(() => service.output().includes('Redis is not reachable'), 20_000);
+    // Waiting, not exiting (a crash loop would keep pods down in Kubernetes), and alive.
+    expect(service.child.exitCode).toBeNull();
+    expect(await http(`http://127.0.0.1:${port}`, 'GET', '/health/live')).toMatchObject({
+      status: 200,
+      body: { status: 'ok' },
+    });
+    service.child.kill('SIGTERM');
+    expect(await service.exited).toBe(0);
+    const messages = logged();
+    expect(messages).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(postgres),
+        expect.stringMatching(redis),
+        'SIGTERM received while waiting for PostgreSQL and Redis: exiting',
+      ]),
+    );
+    for (const message of messages) {
+      expect([postgres, redis, /^SIGTERM received/].some((line) => line.test(message))).toBe(true);
+    }
+    expect(service.output()).not.toMatch(/secret-password|"stack"|\n\s+at /);
   });
 
   it('boots with a few lines at info: role, address, docs and webhook, insecure fallbacks', async () => {

@@ -51,3 +51,17 @@ export function unavailable(): AppException {
     { 'retry-after': '5' },
   );
 }
+
+/**
+ * The answer of every route but the health probes while the process starts:
+ * it waits for `awaited` (e.g. PostgreSQL) to answer, or, with none, is booting.
+ */
+export function starting(awaited: string[]): AppException {
+  const what = awaited.length > 0 ? `waits for ${awaited.join(' and ')} to answer` : 'is booting';
+  return new AppException(
+    'unavailable',
+    `The service is starting and ${what}; retry shortly`,
+    undefined,
+    { 'retry-after': '5' },
+  );
+}

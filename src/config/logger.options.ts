@@ -39,8 +39,30 @@ function isFrameworkLine(args: unknown[]): boolean {
 
 const INFO = 30;
 
+/** Pretty lines for a person at a terminal in development; JSON everywhere else. */
+function prettyLogs(config: AppConfig): boolean {
+  return config.NODE_ENV === 'development' && process.stdout.isTTY;
+}
+
+const PRETTY_TRANSPORT = { target: 'pino-pretty', options: { singleLine: true } };
+
+/**
+ * The log of the start, before the app (and its logger) exists: the same
+ * destination, level and format as the app's lines.
+ */
+export function startupLogger(config: AppConfig): pino.Logger {
+  const options = {
+    level: config.LOG_LEVEL,
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+  };
+  const root = prettyLogs(config)
+    ? pino({ ...options, transport: PRETTY_TRANSPORT })
+    : pino(options, logDestination);
+  return root.child({ context: 'Startup' });
+}
+
 export function loggerOptions(config: AppConfig): Params {
-  const pretty = config.NODE_ENV === 'development' && process.stdout.isTTY;
+  const pretty = prettyLogs(config);
   const options = {
     level: config.LOG_LEVEL,
     autoLogging: false,
@@ -60,8 +82,6 @@ export function loggerOptions(config: AppConfig): Params {
   return {
     // Request lines come from one Fastify onResponse hook (app.setup.ts), not per-request middleware.
     forRoutes: [],
-    pinoHttp: pretty
-      ? { ...options, transport: { target: 'pino-pretty', options: { singleLine: true } } }
-      : [options, logDestination],
+    pinoHttp: pretty ? { ...options, transport: PRETTY_TRANSPORT } : [options, logDestination],
   };
 }

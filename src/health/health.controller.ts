@@ -58,7 +58,11 @@ export class HealthController {
     summary: 'Readiness probe: PostgreSQL and Redis answer',
   })
   @ApiOkResponse({ type: ReadinessDto })
-  @ApiServiceUnavailableResponse({ type: ReadinessDto, description: 'not_ready' })
+  @ApiServiceUnavailableResponse({
+    type: ReadinessDto,
+    description:
+      'not_ready: PostgreSQL or Redis does not answer (at start too: the process waits for them), or the process is still booting',
+  })
   async ready(@Res({ passthrough: true }) reply: FastifyReply): Promise<ReadinessDto> {
     const dependencies = await this.health.dependencies();
     const ready = dependencies.database === 'healthy' && dependencies.cache === 'healthy';

@@ -33,6 +33,11 @@ export class RedisServer {
     return server;
   }
 
+  /** One to come on `port`, where nothing listens yet: launch() starts it. */
+  static at(port: number): RedisServer {
+    return new RedisServer(port);
+  }
+
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
   }

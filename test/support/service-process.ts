@@ -22,10 +22,13 @@ export interface ServiceProcess {
 
 /**
  * Runs the built service as its own process with the test environment plus
- * `overrides`, and waits until it answers /health/live.
+ * `overrides`, and waits until it is ready (/health/ready 200), or with
+ * `until: 'live'` only until it answers /health/live (it does while it waits
+ * for PostgreSQL and Redis).
  */
 export async function startServiceProcess(
   overrides: Record<string, string>,
+  { until = 'ready' }: { until?: 'live' | 'ready' } = {},
 ): Promise<ServiceProcess> {
   const port = overrides.PORT ?? String(await freePort());
   const env = { ...testEnvironment({ HOST: '127.0.0.1', PORT: port, ...overrides }) };
@@ -42,7 +45,7 @@ export async function startServiceProcess(
   const live = await waitUntil(
     async () =>
       child.exitCode !== null ||
-      (await fetch(`${url}/health/live`).then(
+      (await fetch(`${url}/health/${until}`).then(
         (answer) => answer.ok,
         () => false,
       )),

@@ -1,12 +1,20 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import type { AppConfig } from './config/app-config.js';
+import type { AppConfig } from '../config/app-config.js';
 
-/** How long each dependency gets to answer at boot. */
-const PREFLIGHT_TIMEOUT_MS = 3000;
+/** How long each dependency gets to answer one check. */
+const ANSWER_TIMEOUT_MS = 3000;
 
-const HOW_TO_START =
-  'start it (for development: `npm run services`, or see "Quick start" in the README)';
+/** A dependency the process cannot work without, as the readiness probe names it. */
+export interface Dependency {
+  /** Its field in the readiness answer. */
+  key: 'database' | 'cache';
+  name: 'PostgreSQL' | 'Redis';
+  /** host:port, never the URL's credentials. */
+  address: string;
+  /** Null when it answers, else why not in a few words. */
+  check(): Promise<string | null>;
+}
 
 /** host:port of a connection URL, never its credentials. */
 function addressOf(url: string, defaultPort: number): string {
@@ -29,8 +37,8 @@ function reason(error: unknown): string {
 async function checkPostgres(config: AppConfig): Promise<string | null> {
   const client = new pg.Client({
     connectionString: config.DATABASE_URL,
-    connectionTimeoutMillis: PREFLIGHT_TIMEOUT_MS,
-    query_timeout: PREFLIGHT_TIMEOUT_MS,
+    connectionTimeoutMillis: ANSWER_TIMEOUT_MS,
+    query_timeout: ANSWER_TIMEOUT_MS,
   });
   // A failed connect may also emit 'error': the reason is taken from the rejection.
   client.on('error', () => undefined);
@@ -39,7 +47,7 @@ async function checkPostgres(config: AppConfig): Promise<string | null> {
     await client.query('SELECT 1');
     return null;
   } catch (error) {
-    return `PostgreSQL is not reachable at ${addressOf(config.DATABASE_URL, 5432)} (${reason(error)}): ${HOW_TO_START}`;
+    return reason(error);
   } finally {
     await client.end().catch(() => undefined);
   }
@@ -48,8 +56,8 @@ async function checkPostgres(config: AppConfig): Promise<string | null> {
 async function checkRedis(config: AppConfig): Promise<string | null> {
   const redis = new Redis(config.REDIS_URL, {
     lazyConnect: true,
-    connectTimeout: PREFLIGHT_TIMEOUT_MS,
-    commandTimeout: PREFLIGHT_TIMEOUT_MS,
+    connectTimeout: ANSWER_TIMEOUT_MS,
+    commandTimeout: ANSWER_TIMEOUT_MS,
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
     enableOfflineQueue: false,
@@ -62,18 +70,30 @@ async function checkRedis(config: AppConfig): Promise<string | null> {
     await redis.ping();
     return null;
   } catch (error) {
-    return `Redis is not reachable at ${addressOf(config.REDIS_URL, 6379)} (${reason(cause ?? error)}): ${HOW_TO_START}`;
+    return reason(cause ?? error);
   } finally {
     redis.disconnect();
   }
 }
 
 /**
- * Checks at boot that PostgreSQL and Redis answer, so that a missing one is
- * one clear line each (which, where, how to start it) rather than the
- * framework's retries and stack traces. Returns the problems, none when both answer.
+ * PostgreSQL and Redis, each with a check on a connection of its own (not the
+ * app's pools, which do not exist yet at start), so that a missing one is one
+ * clear line (which, where, why) rather than the framework's retries and stack traces.
  */
-export async function preflight(config: AppConfig): Promise<string[]> {
-  const problems = await Promise.all([checkPostgres(config), checkRedis(config)]);
-  return problems.filter((problem): problem is string => problem !== null);
+export function dependenciesOf(config: AppConfig): Dependency[] {
+  return [
+    {
+      key: 'database',
+      name: 'PostgreSQL',
+      address: addressOf(config.DATABASE_URL, 5432),
+      check: () => checkPostgres(config),
+    },
+    {
+      key: 'cache',
+      name: 'Redis',
+      address: addressOf(config.REDIS_URL, 6379),
+      check: () => checkRedis(config),
+    },
+  ];
 }
