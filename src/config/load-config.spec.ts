@@ -108,6 +108,22 @@ describe('loadConfig', () => {
     expect(problemsOf({ ...PRODUCTION_SECRETS, ...override })).toEqual([line]);
   });
 
+  it("derives the API key limit from the number's send rate unless it is set", () => {
+    expect(loadConfig({}).config).toMatchObject({ apiKeyRateLimit: 160, apiKeyRateBurst: 800 });
+    expect(loadConfig({ PLATFORM_SEND_RATE: '20' }).config).toMatchObject({
+      apiKeyRateLimit: 40,
+      apiKeyRateBurst: 200,
+    });
+    expect(loadConfig({ API_KEY_RATE_LIMIT: '5' }).config).toMatchObject({
+      apiKeyRateLimit: 5,
+      apiKeyRateBurst: 25,
+    });
+    expect(loadConfig({ API_KEY_RATE_LIMIT: '5', API_KEY_RATE_BURST: '7' }).config).toMatchObject({
+      apiKeyRateLimit: 5,
+      apiKeyRateBurst: 7,
+    });
+  });
+
   it('accepts development fallbacks outside production', () => {
     expect(problemsOf({ NODE_ENV: 'development', ADMIN_PASSWORD: 'dev-admin-password' })).toEqual(
       [],
