@@ -203,6 +203,10 @@ describe('loadConfig', () => {
       { ADMIN_PASSWORD: 'Password1234' },
       'ADMIN_PASSWORD is too easy to guess (a repeated character, a sequence, a common word, or too short for the characters it uses): it needs about 40 random bits when NODE_ENV=production (several unrelated words, or one from a password manager)',
     ],
+    [
+      { TRUST_PROXY: '0.0.0.0/0' },
+      'TRUST_PROXY trusts every address, so any client could claim any address in X-Forwarded-For: name only your proxies (e.g. 10.0.0.0/8)',
+    ],
   ])('refuses %j in production', (override, line) => {
     expect(problemsOf({ ...PRODUCTION_SECRETS, ...override })).toEqual([line]);
   });
@@ -300,6 +304,34 @@ describe('loadConfig', () => {
         keys.map((key) => `${good},${key}`),
       ),
     ).toEqual([]);
+  });
+
+  it.each([
+    '0.0.0.0/0',
+    '::/0',
+    '10.0.0.0/8,0.0.0.0/0',
+    '0.0.0.0/1,128.0.0.0/1',
+    '::ffff:0:0/96',
+    '::ffff:0.0.0.0/96',
+    '::/1,8000::/1',
+  ])('refuses TRUST_PROXY=%s (every address) in production, and warns in development', (list) => {
+    expect(problemsOf({ ...PRODUCTION_SECRETS, TRUST_PROXY: list })).toEqual([
+      'TRUST_PROXY trusts every address, so any client could claim any address in X-Forwarded-For: name only your proxies (e.g. 10.0.0.0/8)',
+    ]);
+    expect(loadConfig({ TRUST_PROXY: list }).warnings).toContain(
+      'TRUST_PROXY trusts every address, so any client could claim any address in X-Forwarded-For: name only your proxies (e.g. 10.0.0.0/8)',
+    );
+  });
+
+  it('accepts proxies that are not everyone in production', () => {
+    for (const list of [
+      '10.0.0.0/8,fd00::/8',
+      '127.0.0.1',
+      '192.168.0.0/16, 172.16.0.0/12',
+      '0.0.0.0/1',
+    ]) {
+      expect([list, problemsOf({ ...PRODUCTION_SECRETS, TRUST_PROXY: list })]).toEqual([list, []]);
+    }
   });
 
   it("derives the API key limit from the number's send rate unless it is set", () => {

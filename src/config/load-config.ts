@@ -4,6 +4,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
 import { estimateSecretBits } from '../common/secret-strength.js';
 import { AppConfig, decodeEncryptionKey } from './app-config.js';
+import { trustsEveryAddress } from './trusted-proxies.js';
 
 /**
  * Secrets every production deployment must set. In development each has a
@@ -78,9 +79,9 @@ const SECRET_HINTS: Record<keyof typeof SECRET_MIN_BITS, string> = {
  * What production must not start with: a development fallback, a placeholder
  * left from an example, a short admin password, a secret that is easy to
  * guess (a repeated character, a sequence, a common word, too short for its
- * alphabet).
+ * alphabet), or proxies that trust every address.
  */
-function productionProblems(values: Record<string, string>): string[] {
+function productionProblems(values: Record<string, string>, config: AppConfig): string[] {
   const problems: string[] = [];
   const fallbacks = new Set<string>(Object.values(DEV_SECRET_FALLBACKS));
   for (const name of SECRET_SETTINGS) {
@@ -111,6 +112,9 @@ function productionProblems(values: Record<string, string>): string[] {
       );
     }
   }
+  if (trustsEveryAddress(config.TRUST_PROXY)) {
+    problems.push(TRUSTS_EVERYONE);
+  }
   return problems;
 }
 
@@ -125,6 +129,9 @@ function secretBits(name: keyof typeof SECRET_MIN_BITS, value: string): number {
   return key ? Math.min(text, estimateSecretBits(key.toString('latin1'))) : text;
 }
 
+const TRUSTS_EVERYONE =
+  'TRUST_PROXY trusts every address, so any client could claim any address in X-Forwarded-For: name only your proxies (e.g. 10.0.0.0/8)';
+
 export class ConfigValidationError extends Error {
   constructor(readonly problems: string[]) {
     super(`Invalid configuration:\n${problems.join('\n')}`);
@@ -134,7 +141,7 @@ export class ConfigValidationError extends Error {
 
 export interface LoadedConfig {
   config: AppConfig;
-  /** Problems worth a loud warning that do not stop the process (development fallbacks). */
+  /** Problems worth a loud warning that do not stop the process (development fallbacks, a TRUST_PROXY trusting everyone). */
   warnings: string[];
 }
 
@@ -184,11 +191,13 @@ export function loadConfig(env: Environment): LoadedConfig {
   if (production) {
     // One line per variable: the first problem found with it.
     const named = new Set(problems.map((line) => line.split(' ')[0]));
-    for (const line of productionProblems(values)) {
+    for (const line of productionProblems(values, config)) {
       const name = line.split(' ')[0];
       if (!named.has(name)) problems.push(line);
       named.add(name);
     }
+  } else if (trustsEveryAddress(config.TRUST_PROXY)) {
+    warnings.push(TRUSTS_EVERYONE);
   }
   if (problems.length > 0) throw new ConfigValidationError(problems);
   return { config, warnings };
