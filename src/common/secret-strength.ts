@@ -16,8 +16,9 @@
  *
  * A random value's rare accidental run or repeat saves it a few bits; a
  * structured value collapses to a handful. Nothing here depends on how often
- * each character happens to occur, so a freshly generated value is never
- * refused by chance.
+ * each character happens to occur, so a generated value counts close to its
+ * true bits, and bounds set well below those (SECRET_MIN_BITS) do not refuse
+ * it by chance.
  */
 export function estimateSecretBits(value: string): number {
   // Longer values only gain bits; the cost of the search grows with the square of the length.
