@@ -68,7 +68,7 @@ const SCHEME_ERRORS: Record<string, DocumentedError[]> = {
     {
       error: new AppException(
         'rate_limited',
-        'This API key is over its limit of 40 requests per second; retry in 1 s',
+        'This API key is over its limit of 160 requests per second; retry in 1 s',
       ),
       summary: 'the API key is over API_KEY_RATE_LIMIT',
     },

@@ -122,6 +122,25 @@ describe('admin authentication', () => {
     expect((await http(service.url, 'GET', '/admin/instances', { token: valid })).status).toBe(200);
   });
 
+  it('refuses a token without exp, rightly signed, on the admin routes and the queue dashboard', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const cv = credentialsStamp(service.config);
+    const forever = signJwt({ sub: 'admin', cv, iat: now }, service.config.JWT_SECRET);
+    for (const path of ['/admin/instances', '/admin/queues/api/queues']) {
+      const answer = await http(service.url, 'GET', path, { token: forever });
+      expect(answer.status).toBe(401);
+      expect(answer.body).toMatchObject({ code: 'unauthorized' });
+    }
+    // The same claims with an expiry are the admin's.
+    const expiring = signJwt(
+      { sub: 'admin', cv, iat: now, exp: now + 60 },
+      service.config.JWT_SECRET,
+    );
+    for (const path of ['/admin/instances', '/admin/queues/api/queues']) {
+      expect((await http(service.url, 'GET', path, { token: expiring })).status).toBe(200);
+    }
+  });
+
   it('refuses an API key on admin routes', async () => {
     const token = await adminToken(service.url);
     const created = await http<{ key: string }>(service.url, 'POST', '/admin/api-keys', {

@@ -27,11 +27,17 @@ describe('authentication under attack', () => {
     apps.push(started);
     return started;
   };
-  const login = (service: TestApp, password: string, headers: Record<string, string> = {}) =>
+  const login = (
+    service: TestApp,
+    password: string,
+    headers: Record<string, string> = {},
+    username = 'admin',
+  ) =>
     http<{ token?: string; code?: string }>(service.url, 'POST', '/admin/auth/login', {
-      body: { username: 'admin', password },
+      body: { username, password },
       headers,
     });
+  const from = (address: string) => ({ 'x-forwarded-for': address });
 
   beforeAll(async () => {
     db = await TestDatabase.create();
@@ -68,15 +74,52 @@ describe('authentication under attack', () => {
     if (answers[89].status === 200) expect(count(401)).toBe(9);
   });
 
-  it('limits failures per username across addresses', async () => {
+  it('keeps a distributed guesser out without locking the admin out (console and queue dashboard)', async () => {
     const service = await app({ TRUST_PROXY: '127.0.0.1' });
-    for (let i = 0; i < 50; i++) {
-      const answer = await login(service, `wrong-${i}`, { 'x-forwarded-for': `203.0.113.${i}` });
+    const attackers = ['203.0.113.1', '203.0.113.2', '203.0.113.3', '203.0.113.4', '203.0.113.5'];
+    // 50 wrong passwords for the admin's username, 10 from each of five addresses, all at once.
+    const guesses = await Promise.all(
+      attackers.flatMap((address) =>
+        Array.from({ length: 10 }, (_, i) => login(service, `wrong-${i}`, from(address))),
+      ),
+    );
+    expect(guesses.map((answer) => answer.status)).toEqual(Array(50).fill(401));
+
+    // Each attacking address is out for the window, the right password included.
+    for (const address of attackers) {
+      const more = await login(service, ADMIN_PASSWORD, from(address));
+      expect(more.status).toBe(429);
+      expect(more.body.code).toBe('rate_limited');
+      expect(Number(more.headers.get('retry-after'))).toBeGreaterThan(800);
+    }
+
+    // The admin, from another address, gets in: slowed by the username's failures, not refused.
+    const started = Date.now();
+    const admin = await login(service, ADMIN_PASSWORD, from('198.51.100.10'));
+    expect(admin.status).toBe(200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    const basic = `Basic ${Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')}`;
+    const dashboard = await http(service.url, 'GET', '/admin/queues/api/queues', {
+      headers: { authorization: basic, ...from('198.51.100.11') },
+    });
+    expect(dashboard.status).toBe(200);
+    // A wrong password from a new address is a plain 401, not a lockout.
+    const wrong = await login(service, 'one-more-guess', from('198.51.100.12'));
+    expect(wrong.status).toBe(401);
+    expect(wrong.body.code).toBe('invalid_credentials');
+  }, 30_000);
+
+  it('limits one address across usernames too', async () => {
+    const service = await app({ TRUST_PROXY: '127.0.0.1' });
+    // 20 failures from one address, 5 for each of four usernames (under the 10 per username).
+    for (let i = 0; i < 20; i++) {
+      const answer = await login(service, `wrong-${i}`, from('203.0.113.9'), `user-${i % 4}`);
       expect(answer.status).toBe(401);
     }
-    const fresh = await login(service, ADMIN_PASSWORD, { 'x-forwarded-for': '203.0.113.200' });
-    expect(fresh.status).toBe(429);
-    expect(fresh.body.code).toBe('rate_limited');
+    const locked = await login(service, ADMIN_PASSWORD, from('203.0.113.9'));
+    expect(locked.status).toBe(429);
+    expect(locked.body.code).toBe('rate_limited');
+    expect((await login(service, ADMIN_PASSWORD, from('203.0.113.10'))).status).toBe(200);
   });
 
   it('ends the sessions issued before a password change', async () => {

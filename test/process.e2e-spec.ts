@@ -72,7 +72,7 @@ describe('the service process', () => {
 
   it("refuses to start in production with the example Secret's placeholders", async () => {
     const service = run({
-      ...testEnvironment({ NODE_ENV: 'production', METRICS_TOKEN: 'metrics-token-0123456789' }),
+      ...testEnvironment({ NODE_ENV: 'production', METRICS_TOKEN: 'metrics-token-9f3c1a7e5b2d' }),
       PLATFORM_VERIFY_TOKEN: 'CHANGE_ME',
       ADMIN_PASSWORD: 'dev-admin-password',
       JWT_SECRET: 'CHANGE_ME_AT_LEAST_32_CHARACTERS_LONG',

@@ -583,6 +583,55 @@ describe('sending messages', () => {
     }
   });
 
+  it("lets one key use its number's whole send rate by default; a lower API_KEY_RATE_LIMIT still refuses", async () => {
+    const { startTestApp } = await import('./support/test-app.js');
+    const burst = (app: TestApp) =>
+      Promise.all(
+        Array.from({ length: 200 }, (_, i) =>
+          http<Failure>(app.url, 'POST', '/send/text', {
+            token: key,
+            body: { instance_id: instanceId, to: TO, body: `rate ${i}` },
+          }),
+        ),
+      );
+    // The defaults (PLATFORM_SEND_RATE 80, no API_KEY_RATE_*): 200 sends at once, 2.5 s of pacing.
+    const defaults = await startTestApp({
+      DATABASE_URL: db.url,
+      PLATFORM_API_URL: platform.url,
+      API_KEY: key,
+      API_KEY_RATE_LIMIT: '',
+      API_KEY_RATE_BURST: '',
+    });
+    try {
+      const answers = await burst(defaults);
+      expect(
+        answers.filter((answer) => answer.status === 429).map((answer) => answer.body),
+      ).toEqual([]);
+      expect(answers.map((answer) => answer.status)).toEqual(Array(200).fill(200));
+      expect(platform.callsTo(/\/messages$/)).toHaveLength(200);
+    } finally {
+      await defaults.close();
+    }
+
+    platform.reset();
+    const lowered = await startTestApp({
+      DATABASE_URL: db.url,
+      PLATFORM_API_URL: platform.url,
+      API_KEY: key,
+      API_KEY_RATE_LIMIT: '10',
+      API_KEY_RATE_BURST: '40',
+    });
+    try {
+      const answers = await burst(lowered);
+      const refused = answers.filter((answer) => answer.status === 429);
+      expect(refused.length).toBeGreaterThan(100);
+      expect(new Set(refused.map((answer) => answer.body.code))).toEqual(new Set(['rate_limited']));
+      expect(platform.callsTo(/\/messages$/)).toHaveLength(200 - refused.length);
+    } finally {
+      await lowered.close();
+    }
+  }, 60_000);
+
   it('answers 404 message_not_found for an unknown wamid or another instance', async () => {
     const unknown = await http<Failure>(
       service.url,

@@ -19,8 +19,10 @@ export class AdminAuthController {
     operationId: 'login',
     summary: 'Log in as admin',
     description:
-      'Answers the JWT the admin routes take. 10 failed attempts per address, or 50 per ' +
-      'username, within 15 minutes → 429 until the window passes.',
+      'Answers the JWT the admin routes take. 10 failed attempts for a username from one ' +
+      'address, or 20 from one address whatever the username, within 15 minutes → 429 to that ' +
+      'address until the window passes. Failures for a username from every address only slow ' +
+      'its attempts (at most 2 s each), never refuse them.',
   })
   @ApiOkResponse({ type: LoginResponseDto })
   @ApiErrors(

@@ -18,9 +18,10 @@ export class AdminAuthService {
   ) {}
 
   /**
-   * Checks the admin username and password under the per-address failure
-   * limit (429 rate_limited while locked out, 401 invalid_credentials when
-   * wrong). Used by the login and by the queue dashboard's Basic auth.
+   * Checks the admin username and password under the failure limits (429
+   * rate_limited while this address is locked out, a bounded wait while the
+   * username is under attack, 401 invalid_credentials when wrong). Used by the
+   * login and by the queue dashboard's Basic auth.
    */
   async verifyCredentials(username: string, password: string, address: string): Promise<void> {
     // Counted before the comparison: concurrent guesses cannot outrun the limit.

@@ -76,14 +76,14 @@ export class AuthGuard implements CanActivate {
     }
     const principal = await this.apiKeys.authenticate(token);
     const waitMs = await this.limiter.take(`api-key:${principal.apiKeyId ?? 'global'}`, {
-      perSecond: this.config.API_KEY_RATE_LIMIT,
-      burst: this.config.API_KEY_RATE_BURST,
+      perSecond: this.config.apiKeyRateLimit,
+      burst: this.config.apiKeyRateBurst,
     });
     if (waitMs > 0) {
       const seconds = Math.ceil(waitMs / 1000);
       throw new AppException(
         'rate_limited',
-        `This API key is over its limit of ${this.config.API_KEY_RATE_LIMIT} requests per second; retry in ${seconds} s`,
+        `This API key is over its limit of ${this.config.apiKeyRateLimit} requests per second; retry in ${seconds} s`,
         undefined,
         { 'retry-after': String(seconds) },
       );

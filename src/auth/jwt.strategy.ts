@@ -13,6 +13,8 @@ export interface AdminJwtPayload {
   sub?: unknown;
   /** Stamp of the credentials the token was issued for (see credentialsStamp). */
   cv?: unknown;
+  /** Expiry (seconds since the epoch); checked by the verifier when present, required here. */
+  exp?: unknown;
 }
 
 export const JWT_ALGORITHM = 'HS256';
@@ -30,9 +32,18 @@ export function credentialsStamp(config: AppConfig): string {
     .slice(0, 22);
 }
 
-/** Whether a verified token's claims are the current admin's. */
+/**
+ * Whether a verified token's claims are the current admin's. The verifier
+ * refuses an expired token but passes one without `exp`, which would never
+ * expire: such a token is refused here.
+ */
 export function isCurrentAdmin(payload: AdminJwtPayload, config: AppConfig): boolean {
-  return payload.sub === config.ADMIN_USERNAME && payload.cv === credentialsStamp(config);
+  return (
+    typeof payload.exp === 'number' &&
+    Number.isFinite(payload.exp) &&
+    payload.sub === config.ADMIN_USERNAME &&
+    payload.cv === credentialsStamp(config)
+  );
 }
 
 /** Admin JWTs: HS256 only (a token naming another algorithm is refused), expiry enforced. */

@@ -323,17 +323,22 @@ export class AppConfig {
   @Min(0.001, { message: 'PLATFORM_SEND_RATE must be a number of messages per second above 0' })
   PLATFORM_SEND_RATE = 80;
 
-  /** Requests per second each API key may make, shared by all processes (leave room for the agent). */
+  /**
+   * Requests per second each API key may make, shared by all processes.
+   * Unset: twice PLATFORM_SEND_RATE (see apiKeyRateLimit).
+   */
+  @IsOptional()
   @Type(() => Number)
   @IsNumber({}, { message: 'API_KEY_RATE_LIMIT must be a number of requests per second above 0' })
   @Min(0.001, { message: 'API_KEY_RATE_LIMIT must be a number of requests per second above 0' })
-  API_KEY_RATE_LIMIT = 40;
+  API_KEY_RATE_LIMIT?: number;
 
-  /** Requests an API key may make at once, above its steady rate. */
+  /** Requests an API key may make at once, above its steady rate. Unset: see apiKeyRateBurst. */
+  @IsOptional()
   @Type(() => Number)
   @IsInt({ message: 'API_KEY_RATE_BURST must be a whole number of requests, at least 1' })
   @Min(1, { message: 'API_KEY_RATE_BURST must be a whole number of requests, at least 1' })
-  API_KEY_RATE_BURST = 80;
+  API_KEY_RATE_BURST?: number;
 
   /** When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
   @IsOptional()
@@ -462,6 +467,24 @@ export class AppConfig {
 
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: LogLevel = 'info';
+
+  /**
+   * The per-key rate in force. By default twice the number's send rate, so a
+   * key never binds before the number's pacing does: one key can send at its
+   * number's whole rate and still read (statuses, conversations) beside it.
+   */
+  get apiKeyRateLimit(): number {
+    return this.API_KEY_RATE_LIMIT ?? 2 * this.PLATFORM_SEND_RATE;
+  }
+
+  /**
+   * The per-key burst in force. By default 5 s of the key's rate: pacing
+   * holds a burst of sends for up to 5 s before it refuses, so the key's
+   * burst must take at least that many requests at once.
+   */
+  get apiKeyRateBurst(): number {
+    return this.API_KEY_RATE_BURST ?? Math.max(1, Math.ceil(5 * this.apiKeyRateLimit));
+  }
 
   get isProduction(): boolean {
     return this.NODE_ENV === 'production';

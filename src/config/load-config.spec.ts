@@ -1,14 +1,99 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { ConfigValidationError, loadConfig, type Environment } from './load-config.js';
 
 const PRODUCTION_SECRETS: Environment = {
   NODE_ENV: 'production',
   PLATFORM_VERIFY_TOKEN: 'verify-token-123',
   PLATFORM_APP_SECRET: 'app-secret-1,app-secret-2',
-  ADMIN_PASSWORD: 'a-strong-password',
+  ADMIN_PASSWORD: 'velvet-Harbor-quince-93',
   JWT_SECRET: 'Qm9iJ3MgYmlnIHJhbmRvbSBrZXkgZm9yIEpXVHMhIDEyMzQ1Njc4',
-  ENCRYPTION_KEY: 'ab'.repeat(32),
+  ENCRYPTION_KEY: randomBytes(32).toString('hex'),
   METRICS_TOKEN: 'scrape-token-0123456789',
 };
+
+/** The secrets production checks for strength, with the fewest characters each takes. */
+const CHECKED_SECRETS = {
+  JWT_SECRET: 32,
+  API_KEY: 16,
+  METRICS_TOKEN: 16,
+  AGENT_MODULE_TOKEN: 16,
+  ADMIN_PASSWORD: 12,
+} as const;
+
+/** What operators generate secrets with (openssl rand, uuidgen, a language's crypto). */
+const GENERATED: Record<string, () => string> = {
+  'hex, 16 bytes': () => randomBytes(16).toString('hex'),
+  'hex, 20 bytes': () => randomBytes(20).toString('hex'),
+  'hex, 32 bytes': () => randomBytes(32).toString('hex'),
+  'base64, 24 bytes': () => randomBytes(24).toString('base64'),
+  'base64, 32 bytes': () => randomBytes(32).toString('base64'),
+  'base64, 48 bytes': () => randomBytes(48).toString('base64'),
+  'base64url, 32 bytes': () => randomBytes(32).toString('base64url'),
+  UUIDv4: () => randomUUID(),
+};
+
+/** 32-byte keys as ENCRYPTION_KEY takes them. */
+const KEY_FORMS = [
+  () => randomBytes(32).toString('hex'),
+  () => randomBytes(32).toString('base64'),
+  () => randomBytes(32).toString('base64url'),
+];
+
+/** `pattern` repeated to `length` characters. */
+const fit = (pattern: string, length: number): string =>
+  pattern.repeat(Math.ceil(length / pattern.length)).slice(0, length);
+
+/** Values nobody should deploy, `length` characters long. */
+function weakValues(length: number): string[] {
+  const padded = (word: string, padding: string): string =>
+    (word + fit(padding, length)).slice(0, length);
+  return [
+    ...['a', 'Z', '0', '!', 'x'].map((character) => character.repeat(length)),
+    ...[
+      '0123456789',
+      '0123456789abcdef',
+      '0123456789ABCDEF',
+      'abcdefghijklmnopqrstuvwxyz',
+      'ABCDEFGHIJKLMNOPQRSTUVWXYZ',
+      'zyxwvutsrqponmlkjihgfedcba',
+      '9876543210',
+      'qwertyuiopasdfghjklzxcvbnm',
+      'QWERTYUIOP',
+      '1qaz2wsx3edc4rfv5tgb',
+      '1q2w3e4r5t6y7u8i9o0p',
+      'qwerty123456',
+      'asdfghjkl;',
+      '!@#$%^&*()',
+      'ab',
+      'abc',
+      'deadbeef',
+      'password',
+      'Password1!',
+      'p4ssw0rd',
+      'P@ssw0rd',
+      'admin',
+      'admin123',
+      'secret',
+      'secretkey',
+      'jwtsecret',
+      'SuperSecret',
+      'letmein',
+      'iloveyou',
+      'qwerty',
+      'monkey',
+      'dragon',
+      'senha',
+      'Summer2024!',
+      'Welcome1234!',
+      'changeme',
+    ].map((pattern) => fit(pattern, length)),
+    padded('password', '1234567890'),
+    padded('Password', '0123456789'),
+    padded('admin', '1234567890'),
+    padded('secret', '!'),
+    padded('Welcome', '1'),
+  ];
+}
 
 function problemsOf(env: Environment): string[] {
   try {
@@ -18,6 +103,16 @@ function problemsOf(env: Environment): string[] {
     throw error;
   }
   return [];
+}
+
+/** The values (by variable) that production started with although it should not have. */
+function acceptedIn(name: string, values: string[], others: Environment = {}): string[] {
+  return values.filter(
+    (value) =>
+      !problemsOf({ ...PRODUCTION_SECRETS, ...others, [name]: value }).some((line) =>
+        line.startsWith(`${name} `),
+      ),
+  );
 }
 
 describe('loadConfig', () => {
@@ -102,10 +197,157 @@ describe('loadConfig', () => {
     ],
     [
       { JWT_SECRET: 'j'.repeat(40) },
-      'JWT_SECRET must be 32+ random characters when NODE_ENV=production (openssl rand -base64 48)',
+      'JWT_SECRET is too easy to guess (a repeated character, a sequence, a common word, or too short for the characters it uses): it needs about 80 random bits when NODE_ENV=production (openssl rand -base64 48)',
+    ],
+    [
+      { ADMIN_PASSWORD: 'Password1234' },
+      'ADMIN_PASSWORD is too easy to guess (a repeated character, a sequence, a common word, or too short for the characters it uses): it needs about 40 random bits when NODE_ENV=production (several unrelated words, or one from a password manager)',
+    ],
+    [
+      { TRUST_PROXY: '0.0.0.0/0' },
+      'TRUST_PROXY trusts every address, so any client could claim any address in X-Forwarded-For: name only your proxies (e.g. 10.0.0.0/8)',
     ],
   ])('refuses %j in production', (override, line) => {
     expect(problemsOf({ ...PRODUCTION_SECRETS, ...override })).toEqual([line]);
+  });
+
+  it.each(Object.keys(GENERATED))(
+    'accepts 5,000 freshly generated secrets of each kind for every checked secret: %s',
+    (kind) => {
+      const generate = GENERATED[kind];
+      const refused: Array<{ problems: string[]; env: Environment }> = [];
+      for (let i = 0; i < 5000; i++) {
+        // A key's own kind when it has 32 bytes, else each key form in turn.
+        const key = kind.endsWith('32 bytes') ? generate : KEY_FORMS[i % KEY_FORMS.length];
+        const env: Environment = {
+          ...PRODUCTION_SECRETS,
+          PLATFORM_VERIFY_TOKEN: generate(),
+          PLATFORM_APP_SECRET: `${generate()},${generate()}`,
+          ADMIN_PASSWORD: generate(),
+          JWT_SECRET: generate(),
+          ENCRYPTION_KEY: key(),
+          ENCRYPTION_PREVIOUS_KEYS: `${key()},${key()}`,
+          API_KEY: generate(),
+          METRICS_TOKEN: generate(),
+          AGENT_MODULE_TOKEN: generate(),
+        };
+        const problems = problemsOf(env);
+        if (problems.length > 0) refused.push({ problems, env });
+      }
+      expect(refused).toEqual([]);
+    },
+    60_000,
+  );
+
+  it.each(Object.entries(CHECKED_SECRETS))(
+    'refuses repeated characters, sequences, keyboard runs and common words, repeated or padded, as %s',
+    (name, length) => {
+      const sizes = name === 'JWT_SECRET' ? [32, 44, 64] : [length];
+      expect(acceptedIn(name, sizes.flatMap(weakValues))).toEqual([]);
+    },
+  );
+
+  it("refuses the development fallbacks, the examples' placeholders and short values for every secret", () => {
+    const fallbacks = [
+      'dev-verify-token-change-me',
+      'dev-app-secret-change-me',
+      'dev-admin-password',
+      'dev-jwt-secret-change-me-0123456789abcdef',
+      createHash('sha256').update('messaging-connector-dev-key').digest('hex'),
+    ];
+    // deploy/examples/secret.example.yaml, the README and what people write instead.
+    const placeholders = [
+      'CHANGE_ME',
+      'CHANGE_ME_AT_LEAST_32_RANDOM_CHARACTERS',
+      'change-me-change-me-change-me-change-me',
+      '<your-secret-of-32-characters-or-more>',
+      '${JWT_SECRET_FROM_THE_VAULT_GOES_HERE_123}',
+      'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx',
+      'replace-me-with-a-real-secret-value-0001',
+      'your-secret-here-your-secret-here-0001',
+      'dummy-value-for-the-secret-0123456789abc',
+    ];
+    for (const name of [
+      'PLATFORM_VERIFY_TOKEN',
+      'PLATFORM_APP_SECRET',
+      'ENCRYPTION_KEY',
+      'ENCRYPTION_PREVIOUS_KEYS',
+      ...Object.keys(CHECKED_SECRETS),
+    ]) {
+      expect([name, acceptedIn(name, [...fallbacks, ...placeholders])]).toEqual([name, []]);
+    }
+    const url = 'postgres://connector:CHANGE_ME@postgres:5432/connector';
+    expect(acceptedIn('DATABASE_URL', [url])).toEqual([]);
+    expect(acceptedIn('REDIS_URL', ['redis://:CHANGE_ME@redis:6379'])).toEqual([]);
+    // Random, but shorter than each needs.
+    for (const name of Object.keys(CHECKED_SECRETS)) {
+      const short = [randomBytes(4).toString('hex'), randomBytes(5).toString('hex').slice(0, 9)];
+      expect([name, acceptedIn(name, short)]).toEqual([name, []]);
+    }
+  });
+
+  it('refuses weak encryption keys, as text and as the bytes they decode to', () => {
+    const keys = [
+      'ab'.repeat(32),
+      '0'.repeat(64),
+      '0123456789abcdef'.repeat(4),
+      'deadbeef'.repeat(8),
+      Buffer.alloc(32, 7).toString('base64'),
+      Buffer.from('passwordpasswordpasswordpassword').toString('base64'),
+      Buffer.from(fit('0123456789', 32)).toString('hex'),
+    ];
+    expect(acceptedIn('ENCRYPTION_KEY', keys)).toEqual([]);
+    const good = randomBytes(32).toString('hex');
+    expect(
+      acceptedIn(
+        'ENCRYPTION_PREVIOUS_KEYS',
+        keys.map((key) => `${good},${key}`),
+      ),
+    ).toEqual([]);
+  });
+
+  it.each([
+    '0.0.0.0/0',
+    '::/0',
+    '10.0.0.0/8,0.0.0.0/0',
+    '0.0.0.0/1,128.0.0.0/1',
+    '::ffff:0:0/96',
+    '::ffff:0.0.0.0/96',
+    '::/1,8000::/1',
+  ])('refuses TRUST_PROXY=%s (every address) in production, and warns in development', (list) => {
+    expect(problemsOf({ ...PRODUCTION_SECRETS, TRUST_PROXY: list })).toEqual([
+      'TRUST_PROXY trusts every address, so any client could claim any address in X-Forwarded-For: name only your proxies (e.g. 10.0.0.0/8)',
+    ]);
+    expect(loadConfig({ TRUST_PROXY: list }).warnings).toContain(
+      'TRUST_PROXY trusts every address, so any client could claim any address in X-Forwarded-For: name only your proxies (e.g. 10.0.0.0/8)',
+    );
+  });
+
+  it('accepts proxies that are not everyone in production', () => {
+    for (const list of [
+      '10.0.0.0/8,fd00::/8',
+      '127.0.0.1',
+      '192.168.0.0/16, 172.16.0.0/12',
+      '0.0.0.0/1',
+    ]) {
+      expect([list, problemsOf({ ...PRODUCTION_SECRETS, TRUST_PROXY: list })]).toEqual([list, []]);
+    }
+  });
+
+  it("derives the API key limit from the number's send rate unless it is set", () => {
+    expect(loadConfig({}).config).toMatchObject({ apiKeyRateLimit: 160, apiKeyRateBurst: 800 });
+    expect(loadConfig({ PLATFORM_SEND_RATE: '20' }).config).toMatchObject({
+      apiKeyRateLimit: 40,
+      apiKeyRateBurst: 200,
+    });
+    expect(loadConfig({ API_KEY_RATE_LIMIT: '5' }).config).toMatchObject({
+      apiKeyRateLimit: 5,
+      apiKeyRateBurst: 25,
+    });
+    expect(loadConfig({ API_KEY_RATE_LIMIT: '5', API_KEY_RATE_BURST: '7' }).config).toMatchObject({
+      apiKeyRateLimit: 5,
+      apiKeyRateBurst: 7,
+    });
   });
 
   it('accepts development fallbacks outside production', () => {

@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
-import { AppConfig } from './app-config.js';
+import { estimateSecretBits } from '../common/secret-strength.js';
+import { AppConfig, decodeEncryptionKey } from './app-config.js';
+import { trustsEveryAddress } from './trusted-proxies.js';
 
 /**
  * Secrets every production deployment must set. In development each has a
@@ -40,28 +42,46 @@ const PLACEHOLDER =
 
 export const PRODUCTION_MIN_ADMIN_PASSWORD = 12;
 
-/** Bits per character of a string's own letter frequencies. */
-function entropyPerCharacter(value: string): number {
-  const counts = new Map<string, number>();
-  for (const character of value) counts.set(character, (counts.get(character) ?? 0) + 1);
-  let bits = 0;
-  for (const count of counts.values()) {
-    const p = count / value.length;
-    bits -= p * Math.log2(p);
-  }
-  return bits;
-}
+/**
+ * The random bits (as estimateSecretBits counts them) each secret must carry
+ * in production, and how to make one. Keys, which a leaked token or
+ * ciphertext lets anyone attack offline, need 80; tokens, only ever guessed
+ * through the API, 44; the admin password, guessed only under the login
+ * limit, 40. Each bound sits far below what a generated value of the smallest
+ * size accepted counts: 32 hex characters (a key's least) count 128 bits and
+ * the lowest of a million generated ones 106; 16 hex characters (a token's
+ * least) 64, the lowest of a million 45. So a generated value passes, and a
+ * repeated character, a sequence or a padded word does not.
+ * PLATFORM_APP_SECRET (issued by the platform) and PLATFORM_VERIFY_TOKEN
+ * (which guards nothing secret) are only checked for fallbacks and placeholders.
+ */
+export const SECRET_MIN_BITS = {
+  JWT_SECRET: 80,
+  ENCRYPTION_KEY: 80,
+  ENCRYPTION_PREVIOUS_KEYS: 80,
+  API_KEY: 44,
+  METRICS_TOKEN: 44,
+  AGENT_MODULE_TOKEN: 44,
+  ADMIN_PASSWORD: 40,
+} as const;
 
-/** 32+ characters that look random (`openssl rand -base64 48` does; `jjjj…` or a word does not). */
-export function looksRandom(value: string): boolean {
-  return value.length >= 32 && new Set(value).size >= 12 && entropyPerCharacter(value) >= 3.5;
-}
+const SECRET_HINTS: Record<keyof typeof SECRET_MIN_BITS, string> = {
+  JWT_SECRET: 'openssl rand -base64 48',
+  ENCRYPTION_KEY: 'openssl rand -hex 32',
+  ENCRYPTION_PREVIOUS_KEYS: 'the keys used before, as they were',
+  API_KEY: 'openssl rand -hex 24',
+  METRICS_TOKEN: 'openssl rand -hex 24',
+  AGENT_MODULE_TOKEN: 'openssl rand -hex 24',
+  ADMIN_PASSWORD: 'several unrelated words, or one from a password manager',
+};
 
 /**
  * What production must not start with: a development fallback, a placeholder
- * left from an example, a short admin password or a guessable JWT key.
+ * left from an example, a short admin password, a secret that is easy to
+ * guess (a repeated character, a sequence, a common word, too short for its
+ * alphabet), or proxies that trust every address.
  */
-function productionProblems(values: Record<string, string>): string[] {
+function productionProblems(values: Record<string, string>, config: AppConfig): string[] {
   const problems: string[] = [];
   const fallbacks = new Set<string>(Object.values(DEV_SECRET_FALLBACKS));
   for (const name of SECRET_SETTINGS) {
@@ -79,13 +99,38 @@ function productionProblems(values: Record<string, string>): string[] {
       `ADMIN_PASSWORD must be at least ${PRODUCTION_MIN_ADMIN_PASSWORD} characters when NODE_ENV=production`,
     );
   }
-  if (!looksRandom(values.JWT_SECRET ?? '')) {
-    problems.push(
-      'JWT_SECRET must be 32+ random characters when NODE_ENV=production (openssl rand -base64 48)',
-    );
+  for (const [name, bits] of Object.entries(SECRET_MIN_BITS) as Array<
+    [keyof typeof SECRET_MIN_BITS, number]
+  >) {
+    const value = values[name];
+    if (value === undefined) continue;
+    const parts = name === 'ENCRYPTION_PREVIOUS_KEYS' ? value.split(',') : [value];
+    if (parts.some((part) => secretBits(name, part.trim()) < bits)) {
+      // Never the value, nor how far it fell short: that would tell something of it.
+      problems.push(
+        `${name} is too easy to guess (a repeated character, a sequence, a common word, or too short for the characters it uses): it needs about ${bits} random bits when NODE_ENV=production (${SECRET_HINTS[name]})`,
+      );
+    }
+  }
+  if (trustsEveryAddress(config.TRUST_PROXY)) {
+    problems.push(TRUSTS_EVERYONE);
   }
   return problems;
 }
+
+/**
+ * A key's bits are counted on its text and on the bytes it decodes to: the
+ * base64 of `passwordpassword…` looks random as text.
+ */
+function secretBits(name: keyof typeof SECRET_MIN_BITS, value: string): number {
+  const text = estimateSecretBits(value);
+  if (name !== 'ENCRYPTION_KEY' && name !== 'ENCRYPTION_PREVIOUS_KEYS') return text;
+  const key = decodeEncryptionKey(value);
+  return key ? Math.min(text, estimateSecretBits(key.toString('latin1'))) : text;
+}
+
+const TRUSTS_EVERYONE =
+  'TRUST_PROXY trusts every address, so any client could claim any address in X-Forwarded-For: name only your proxies (e.g. 10.0.0.0/8)';
 
 export class ConfigValidationError extends Error {
   constructor(readonly problems: string[]) {
@@ -96,7 +141,7 @@ export class ConfigValidationError extends Error {
 
 export interface LoadedConfig {
   config: AppConfig;
-  /** Problems worth a loud warning that do not stop the process (development fallbacks). */
+  /** Problems worth a loud warning that do not stop the process (development fallbacks, a TRUST_PROXY trusting everyone). */
   warnings: string[];
 }
 
@@ -146,7 +191,13 @@ export function loadConfig(env: Environment): LoadedConfig {
   if (production) {
     // One line per variable: the first problem found with it.
     const named = new Set(problems.map((line) => line.split(' ')[0]));
-    problems.push(...productionProblems(values).filter((line) => !named.has(line.split(' ')[0])));
+    for (const line of productionProblems(values, config)) {
+      const name = line.split(' ')[0];
+      if (!named.has(name)) problems.push(line);
+      named.add(name);
+    }
+  } else if (trustsEveryAddress(config.TRUST_PROXY)) {
+    warnings.push(TRUSTS_EVERYONE);
   }
   if (problems.length > 0) throw new ConfigValidationError(problems);
   return { config, warnings };

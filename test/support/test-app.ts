@@ -11,8 +11,10 @@ export { TestDatabase } from './database.js';
 export { freePort } from './ports.js';
 export { readUntil, waitFor, waitUntil } from './wait.js';
 
-export const ADMIN_PASSWORD = 'test-admin-password';
+// Strong enough for production's checks, which some tests run the service under.
+export const ADMIN_PASSWORD = 'test-admin-password-7Kq2';
 export const ENCRYPTION_KEY = randomBytes(32).toString('hex');
+const JWT_SECRET = randomBytes(32).toString('base64url');
 
 export interface TestApp {
   app: NestFastifyApplication;
@@ -31,7 +33,7 @@ export function testEnvironment(overrides: Environment = {}): Environment {
     PLATFORM_APP_SECRET: 'test-app-secret-1',
     ADMIN_USERNAME: 'admin',
     ADMIN_PASSWORD,
-    JWT_SECRET: 'test-jwt-secret-0123456789abcdef-0123456789',
+    JWT_SECRET,
     ENCRYPTION_KEY,
     PLATFORM_TIMEOUT_MS: '1000',
     // Tests fire requests faster than a client should; the limit has its own test.
