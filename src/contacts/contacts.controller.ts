@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@ne
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth } from '../auth/auth.decorators.js';
 import { ClientInstance } from '../auth/client-context.js';
+import { BAD_CURSOR } from '../common/time-id-cursor.js';
 import { ApiErrors, invalidRequest } from '../common/api-errors.js';
 import { CONTACT_KEY_PARAM, CONTACT_NOT_FOUND } from './contact-docs.js';
 import type { Instance } from '../instances/instance.types.js';
@@ -31,7 +32,7 @@ export class ContactsController {
       'opt-out. `q` searches a number prefix (digits) or the start of a name.',
   })
   @ApiOkResponse({ type: ContactPageDto })
-  @ApiErrors(invalidRequest(ListContactsQueryDto, { limit: '500' }, 'limit over 100'))
+  @ApiErrors(invalidRequest(ListContactsQueryDto, { limit: '500' }, 'limit over 100'), BAD_CURSOR)
   list(
     @Query() query: ListContactsQueryDto,
     @ClientInstance() instance: Instance,

@@ -45,7 +45,7 @@ export class ContactsService {
     return {
       data: data.map((contact) => ContactDto.from(contact)),
       next_cursor:
-        page.length > limit && last ? encodeCursor({ at: last.activity, id: last.id }) : null,
+        page.length > limit && last ? encodeCursor({ atMicros: last.activity, id: last.id }) : null,
     };
   }
 

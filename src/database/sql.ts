@@ -51,3 +51,10 @@ export function sqlState(error: unknown): string | undefined {
   const code = driverError?.code ?? (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
+
+/**
+ * SQL for a timestamptz column as microseconds since the epoch (digits):
+ * exact (extract gives numeric), whatever the session's DateStyle and TimeZone.
+ */
+export const epochMicros = (column: string): string =>
+  `(extract(epoch FROM ${column}) * 1000000)::int8::text`;

@@ -1,8 +1,8 @@
-import type { TimeIdCursor } from '../common/time-id-cursor.js';
+import type { TimeIdPosition } from '../common/time-id-cursor.js';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { prepared, rows } from '../database/sql.js';
+import { epochMicros, prepared, rows } from '../database/sql.js';
 import type { InboundMessage } from '../platform/webhook-payload.js';
 import type { IdentityChange, IdentityRow } from './contact-identity.js';
 import {
@@ -430,18 +430,18 @@ export class MessageStore {
   /**
    * A page of an instance's contacts, newest activity first, after the
    * position `after` ([last activity, id]); `search` is a number prefix
-   * (digits) or a name prefix.
+   * (digits) or a name prefix. `activity` is the last activity in microseconds.
    */
   listContacts(
     instanceId: string,
     search: string | undefined,
-    after: TimeIdCursor | null,
+    after: TimeIdPosition | null,
     limit: number,
   ): Promise<Array<Contact & { activity: string }>> {
     const prefix = search?.replace(/[\\%_]/g, (c) => `\\${c}`);
     return rows(
       this.db,
-      `SELECT c.*, c.last_activity_at::text AS activity FROM contacts c
+      `SELECT c.*, ${epochMicros('c.last_activity_at')} AS activity FROM contacts c
        WHERE c.instance_id = $1
          AND ($2::text IS NULL OR ($2 ~ '^[0-9]+$' AND c.wa_id LIKE $2 || '%')
               OR lower(c.name) LIKE lower($2) || '%')
