@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import {
   deliverSigned,
   envelope,
@@ -9,6 +10,7 @@ import {
   createApiKey,
   createInstance,
   http,
+  readUntil,
   useTestService,
   waitFor,
   type TestApp,
@@ -17,6 +19,12 @@ import {
 
 const SECRET = 'test-app-secret-1';
 const PHONE_NUMBER_ID = '106540352288077';
+
+interface ConversationPage {
+  data: Array<{ wamid: string; direction: string; position: string }>;
+  older: string | null;
+  newer: string | null;
+}
 
 interface ErrorAnswer {
   statusCode: number;
@@ -67,6 +75,13 @@ describe('conversation order and cursors', () => {
     );
     expect(status).toBe(200);
   };
+  const client = <T = Record<string, unknown>>(method: string, path: string, body?: unknown) =>
+    http<T>(service.url, method, path, { token: key, body });
+  const conversation = async (who: string, query = ''): Promise<ConversationPage> => {
+    const answer = await client<ConversationPage>('GET', `/contacts/${who}/messages${query}`);
+    expect(answer.status).toBe(200);
+    return answer.body;
+  };
   const stored = (wamid: string) =>
     waitFor(
       async () => (await db.query('SELECT 1 FROM messages WHERE wamid = $1', [wamid])).length > 0,
@@ -82,6 +97,183 @@ describe('conversation order and cursors', () => {
 
   beforeEach(() => {
     platform.reset();
+  });
+
+  it('lists a message of a large delivery stored late before the next one, sends in between', async () => {
+    const blocker = '5511900090001'; // sorts first: the large delivery waits on it before the others
+    const who = '5511900090002';
+    const newcomer = '5511900090003';
+    await deliver([text(blocker, 'oi', now() - 60), text(who, 'quero um bolo', now() - 60)]);
+    const opening = `wamid.order${sequence}`;
+    await stored(opening);
+    const sent = await client<{ wamid: string }>('POST', '/send/text', {
+      to: who,
+      body: 'De qual sabor?',
+    });
+    expect(sent.status).toBe(200);
+    await stored(sent.body.wamid);
+    // The customer writes after the send, in a later second than its record.
+    const recorded = Date.now();
+    await waitFor(() => Math.floor(Date.now() / 1000) > Math.floor(recorded / 1000));
+    const at = now();
+
+    // A worker is slow with a large delivery: it waits on a contact another session holds.
+    const holder = new Client({ connectionString: db.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM contacts WHERE wa_id = $1 FOR UPDATE', [blocker]);
+      const chocolate = text(who, 'chocolate', at);
+      const first = text(newcomer, 'olá', at);
+      const fillers = Array.from({ length: 30 }, (_, i) =>
+        text(`55119000991${String(i).padStart(2, '0')}`, `filler ${i}`, at),
+      );
+      await deliver([text(blocker, 'mais uma', at), chocolate, first, ...fillers]);
+      await waitFor(
+        async () =>
+          (
+            await holder.query(
+              `SELECT 1 FROM pg_stat_activity
+               WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+            )
+          ).rows.length > 0,
+      );
+      // Meanwhile the next messages come alone, a second later and at once; they are stored first.
+      const saturday = text(who, 'para sábado', at + 1);
+      const second = text(newcomer, 'tudo bem?', at);
+      await deliver([saturday]);
+      await deliver([second]);
+      await stored(saturday.id);
+      await stored(second.id);
+      expect(
+        await db.query('SELECT 1 FROM messages WHERE wamid = ANY($1)', [[chocolate.id, first.id]]),
+      ).toEqual([]);
+      await holder.query('COMMIT');
+      await stored(chocolate.id);
+      await stored(first.id);
+
+      const page = await conversation(who);
+      expect(page.data.map((m) => m.wamid)).toEqual([
+        opening,
+        sent.body.wamid,
+        chocolate.id,
+        saturday.id,
+      ]);
+      expect(page.data.map((m) => m.direction)).toEqual([
+        'inbound',
+        'outbound',
+        'inbound',
+        'inbound',
+      ]);
+      // Positions sort as the listing does.
+      const positions = page.data.map((m) => m.position);
+      expect([...positions].sort()).toEqual(positions);
+      expect((await conversation(newcomer)).data.map((m) => m.wamid)).toEqual([
+        first.id,
+        second.id,
+      ]);
+      // Pages back keep that order.
+      const latest = await conversation(who, '?limit=2');
+      expect(latest.data.map((m) => m.wamid)).toEqual([chocolate.id, saturday.id]);
+      const back = await conversation(who, `?limit=2&before=${latest.older}`);
+      expect(back.data.map((m) => m.wamid)).toEqual([opening, sent.body.wamid]);
+      expect(back.older).toBeNull();
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      await holder.end();
+    }
+  });
+
+  it('a client following with after sees every message exactly once while writers commit out of order', async () => {
+    const who = '5511900090101';
+    await deliver([text(who, 'começo', now())]);
+    await stored(`wamid.order${sequence}`);
+    const [contact] = await db.query<{ id: string }>('SELECT id FROM contacts WHERE wa_id = $1', [
+      who,
+    ]);
+    let cursor = (await conversation(who)).newer;
+    expect(cursor).not.toBeNull();
+    const seen: string[] = [];
+    const follow = async (): Promise<void> => {
+      const page = await conversation(who, `?after=${cursor}`);
+      seen.push(...page.data.map((m) => m.wamid));
+      cursor = page.newer;
+    };
+
+    const first = new Client({ connectionString: db.url });
+    const second = new Client({ connectionString: db.url });
+    await first.connect();
+    await second.connect();
+    const insert = (writer: Client, wamid: string) =>
+      writer.query(
+        `INSERT INTO messages (instance_id, wamid, direction, contact, contact_id, type, body,
+           status, created_at, received_at)
+         VALUES ($1, $2, 'inbound', $3, $4, 'text', '{}', 'received', now(), now())`,
+        [instanceId, wamid, who, contact.id],
+      );
+    const written: string[] = [];
+    try {
+      for (let round = 0; round < 25; round++) {
+        // The first writer takes its position, the second takes a later one and commits first.
+        const early = `wamid.race${round}a`;
+        const late = `wamid.race${round}b`;
+        await first.query('BEGIN');
+        await insert(first, early);
+        await second.query('BEGIN');
+        await insert(second, late);
+        await second.query('COMMIT');
+        await follow();
+        await first.query('COMMIT');
+        await follow();
+        written.push(early, late);
+      }
+    } finally {
+      await first.query('ROLLBACK').catch(() => undefined);
+      await first.end();
+      await second.end();
+    }
+    await readUntil(follow, () => seen.length >= written.length);
+    await follow();
+    expect([...seen].sort()).toEqual([...written].sort());
+  });
+
+  it('a send whose status came before its record reaches a follower who is past the status', async () => {
+    const who = '5511900090151';
+    await deliver([text(who, 'oi', now())]);
+    await stored(`wamid.order${sequence}`);
+    const probe = await client<{ wamid: string }>('POST', '/send/text', { to: who, body: 'Olá!' });
+    expect(probe.status).toBe(200);
+    // The simulator numbers its wamids: the next send gets the next one.
+    const next = `wamid.fake${Number(probe.body.wamid.replace('wamid.fake', '')) + 1}`;
+    await stored(probe.body.wamid);
+    let cursor = (await conversation(who)).newer;
+    const seen: string[] = [];
+    const follow = async (): Promise<string[]> => {
+      const page = await conversation(who, `?after=${cursor}`);
+      seen.push(...page.data.map((m) => m.wamid));
+      cursor = page.newer;
+      return seen;
+    };
+
+    // The platform's status of the next send arrives before the send's answer is recorded.
+    const status = await deliverSigned(
+      target(),
+      envelope(target(), 'messages', {
+        statuses: [{ id: next, status: 'delivered', timestamp: String(now()), recipient_id: who }],
+      }),
+    );
+    expect(status).toBe(200);
+    await stored(next);
+    // The follower moves past it: a message the customer sends meanwhile.
+    const meanwhile = text(who, 'alguém aí?', now());
+    await deliver([meanwhile]);
+    await readUntil(follow, (list) => list.includes(meanwhile.id));
+
+    const sent = await client<{ wamid: string }>('POST', '/send/text', { to: who, body: 'Sim!' });
+    expect(sent.body.wamid).toBe(next);
+    await readUntil(follow, (list) => list.includes(next));
+    await follow();
+    expect(seen).toEqual([meanwhile.id, next]);
   });
 
   it('answers 400 in the contract format to a cursor that is not its own, on every list', async () => {
