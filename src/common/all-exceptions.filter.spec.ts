@@ -124,4 +124,45 @@ describe('AllExceptionsFilter', () => {
     expect(lines.join('\n')).toContain('/webhooks/messenger');
     expect(lines.join('\n')).not.toContain('the-secret-token');
   });
+
+  it('answers 400 to a value PostgreSQL refused (a data exception), without the value', () => {
+    const lines: string[] = [];
+    Logger.overrideLogger({
+      log: () => undefined,
+      warn: (...parts: unknown[]) => lines.push(JSON.stringify(parts)),
+      debug: () => undefined,
+      verbose: () => undefined,
+      error: (...parts: unknown[]) => lines.push(JSON.stringify(parts)),
+    });
+    const refused = (code: string, message: string) =>
+      Object.assign(new Error(message), { code, severity: 'ERROR' });
+    try {
+      for (const error of [
+        // As TypeORM wraps it (QueryFailedError keeps the driver's error) and as pg raises it.
+        Object.assign(new Error('invalid input syntax for type timestamp: "sk_live_X"'), {
+          driverError: refused('22007', 'invalid input syntax for type timestamp: "sk_live_X"'),
+        }),
+        refused('22008', 'date/time field value out of range: "+275760-09-13"'),
+        refused('22003', 'value "99999999999999999999" is out of range for type bigint'),
+        refused('22P02', 'invalid input syntax for type uuid: "sk_live_X"'),
+      ]) {
+        const sent = filter(error, '/contacts?cursor=sk_live_X');
+        expect(sent.status).toBe(400);
+        expect(sent.body).toEqual({
+          statusCode: 400,
+          error: 'Bad Request',
+          code: 'validation_failed',
+          message: 'request: a value is out of range or malformed',
+          details: [{ field: 'request', message: 'a value is out of range or malformed' }],
+        });
+      }
+    } finally {
+      Logger.overrideLogger(false);
+    }
+    expect(lines).toHaveLength(4);
+    expect(lines.join('\n')).not.toMatch(/sk_live_X|275760|9999999|stack/);
+    // Other database errors stay 500.
+    expect(filter(refused('23505', 'duplicate key')).status).toBe(500);
+    expect(filter(refused('42P01', 'relation does not exist')).status).toBe(500);
+  });
 });

@@ -50,6 +50,23 @@ function describeBytes(bytes: number): string {
   return bytes >= MB && bytes % MB === 0 ? `${bytes / MB} MB` : `${Math.round(bytes / 1024)} KB`;
 }
 
+/**
+ * The SQLSTATE of a PostgreSQL data exception (class 22: a value out of
+ * range, malformed, too long) behind an error, when it is one: a request
+ * value the validation let through, which PostgreSQL refused.
+ */
+function dataExceptionState(error: unknown): string | undefined {
+  let cause: unknown = error;
+  for (let depth = 0; cause instanceof Error && depth < 4; depth++) {
+    const withCode = cause as Error & { code?: unknown; driverError?: unknown; cause?: unknown };
+    if (typeof withCode.code === 'string' && /^22[0-9A-Z]{3}$/.test(withCode.code)) {
+      return withCode.code;
+    }
+    cause = withCode.driverError ?? withCode.cause;
+  }
+  return undefined;
+}
+
 function fromStatus(
   status: number,
   message: string,
@@ -72,6 +89,13 @@ function fromStatus(
   const mapped = CODE_BY_STATUS[status];
   if (mapped) return new AppException(mapped, message);
   return new AppException('internal_error', 'Internal server error');
+}
+
+/** A request value PostgreSQL refused; what the value was is not repeated. */
+function badValue(): AppException {
+  return new AppException('validation_failed', 'request: a value is out of range or malformed', [
+    { field: 'request', message: 'a value is out of range or malformed' },
+  ]);
 }
 
 /** The contract's HTTP reason phrase for a status, e.g. 404 → "Not Found". */
@@ -109,7 +133,17 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const reply = http.getResponse<FastifyReply>();
     const request = http.getRequest<FastifyRequest>();
-    const error = this.toAppException(exception, request.routeOptions?.bodyLimit);
+    const dataState = dataExceptionState(exception);
+    const error = dataState
+      ? badValue()
+      : this.toAppException(exception, request.routeOptions?.bodyLimit);
+    if (dataState) {
+      // Not the database's message: it quotes the client's value.
+      this.logger.warn(
+        { reqId: request.id, sqlState: dataState },
+        `${request.method} ${request.url.split('?')[0]}: PostgreSQL refused a value (${dataState}), answered 400`,
+      );
+    }
 
     if (error.status >= 500) {
       const cause = exception instanceof Error ? exception : new Error(String(exception));

@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@ne
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth } from '../auth/auth.decorators.js';
 import { ClientInstance } from '../auth/client-context.js';
+import { BAD_CURSOR } from '../common/time-id-cursor.js';
 import { ApiErrors, invalidRequest } from '../common/api-errors.js';
 import { CONTACT_KEY_PARAM, CONTACT_NOT_FOUND } from './contact-docs.js';
 import type { Instance } from '../instances/instance.types.js';
@@ -31,7 +32,7 @@ export class ContactsController {
       'opt-out. `q` searches a number prefix (digits) or the start of a name.',
   })
   @ApiOkResponse({ type: ContactPageDto })
-  @ApiErrors(invalidRequest(ListContactsQueryDto, { limit: '500' }, 'limit over 100'))
+  @ApiErrors(invalidRequest(ListContactsQueryDto, { limit: '500' }, 'limit over 100'), BAD_CURSOR)
   list(
     @Query() query: ListContactsQueryDto,
     @ClientInstance() instance: Instance,
@@ -44,15 +45,23 @@ export class ContactsController {
     operationId: 'getConversation',
     summary: "A contact's conversation, both directions, in arrival order",
     description:
-      'Without a cursor: the latest `limit` messages. `before` pages back (the `older` cursor), ' +
-      '`after` forward (the `newer` cursor, also to follow new messages): pages stay put as ' +
-      'messages arrive. Inbound messages carry their content and the turn they went to; ' +
-      'outbound ones their status, errors and who sent them (`api` or `agent`).',
+      "Arrival order is the order the agent gets a burst in: the second of the message's time " +
+      "(the platform's timestamp; a send: when it was recorded), then when it reached the " +
+      'service, so a message stored late (its delivery was slower) still sits where it arrived. ' +
+      'Without a cursor: the latest `limit` messages; `before` (the `older` cursor, or any ' +
+      "message's `position`) pages back, and those pages stay put as messages arrive. `after` " +
+      '(the `newer` cursor) follows: it gives the messages stored since, each exactly once and ' +
+      'none skipped, in the order they were stored, and its `newer` follows on. A message ' +
+      'reaches followers once every transaction of the database that began writing before it ' +
+      'has ended; place one stored late by its `position`. The first `after` page can repeat a ' +
+      'message its page showed (keep messages by `wamid`). Inbound messages carry their content ' +
+      'and the turn they went to; outbound ones their status, errors and who sent them (`api` or ' +
+      '`agent`). A cursor of an earlier version (a number) is still taken.',
   })
   @ApiParam(CONTACT_KEY_PARAM)
   @ApiOkResponse({ type: ConversationPageDto })
   @ApiErrors(
-    invalidRequest(ConversationQueryDto, { before: 'x' }, 'before is not a cursor'),
+    invalidRequest(ConversationQueryDto, { before: 'x' }, 'before is not a cursor of this service'),
     CONTACT_NOT_FOUND,
   )
   conversation(

@@ -8,6 +8,13 @@ import { MessageStore } from '../messages/message.store.js';
 import type { Contact, HandoffBy } from '../messages/message.types.js';
 import { MessagesService } from '../messages/messages.service.js';
 import {
+  arrivalPosition,
+  decodeAfter,
+  decodeBefore,
+  followCursor,
+  storedPosition,
+} from './conversation-cursors.js';
+import {
   ContactDto,
   ConversationMessageDto,
   type ContactPageDto,
@@ -45,10 +52,17 @@ export class ContactsService {
     return {
       data: data.map((contact) => ContactDto.from(contact)),
       next_cursor:
-        page.length > limit && last ? encodeCursor({ at: last.activity, id: last.id }) : null,
+        page.length > limit && last ? encodeCursor({ atMicros: last.activity, id: last.id }) : null,
     };
   }
 
+  /**
+   * A page of a conversation. Listing (the latest, or `before`) reads in
+   * arrival order; following (`after`) reads what was stored since, in the
+   * order it was stored, so a message stored late is never passed over
+   * (shown in arrival order among the page's own). `newer` is a stored
+   * position below every transaction of the database still in flight.
+   */
   async conversation(
     instance: Instance,
     key: string,
@@ -57,27 +71,40 @@ export class ContactsService {
     if (query.before !== undefined && query.after !== undefined) {
       throw AppException.validation([{ field: 'after', message: 'cannot be used with before' }]);
     }
+    const before = query.before === undefined ? null : decodeBefore(query.before);
+    const after = query.after === undefined ? null : decodeAfter(query.after);
     const contact = await this.find(instance, key);
     const limit = query.limit ?? CONVERSATION_PAGE;
-    const rows = await this.store.conversation(
-      contact.id,
-      { before: query.before, after: query.after },
-      limit + 1,
-    );
-    // One row more than asked says whether there is more on that side.
-    const more = rows.length > limit;
-    const data =
-      query.after !== undefined
-        ? rows.slice(0, limit)
-        : rows.slice(rows.length - Math.min(rows.length, limit));
-    const first = data[0];
-    const last = data.at(-1);
-    const olderExists = query.after !== undefined ? first !== undefined : more;
+    if (after) {
+      const { messages } = await this.store.follow(contact.id, after, limit);
+      const last = messages.at(-1);
+      const data = messages.map((message) => ConversationMessageDto.from(message));
+      data.sort((x, y) => (x.position < y.position ? -1 : 1));
+      return {
+        contact: ContactDto.from(contact),
+        data,
+        older: data[0]?.position ?? null,
+        newer: last ? followCursor(storedPosition(last)) : query.after!,
+      };
+    }
+    const from =
+      before && 'earlierSeq' in before
+        ? await this.store.arrivalOfSeq(contact.id, before.earlierSeq)
+        : before;
+    if (before && !from) {
+      // An earlier version's cursor naming no message of this contact.
+      throw AppException.validation([{ field: 'before', message: 'must be a cursor from older' }]);
+    }
+    const { messages, horizon } = await this.store.conversation(contact.id, from, limit + 1);
+    // One row more than asked says whether there are older ones.
+    const data = messages.slice(0, limit).reverse();
     return {
       contact: ContactDto.from(contact),
       data: data.map((message) => ConversationMessageDto.from(message)),
-      older: olderExists && first ? first.seq : null,
-      newer: last ? last.seq : (query.after ?? null),
+      older: messages.length > limit && data[0] ? arrivalPosition(data[0]) : null,
+      // Below the horizon nothing more can be stored; following takes the rest (it may repeat
+      // a message shown here that was stored while an earlier transaction was still open).
+      newer: followCursor({ tx: horizon, seq: 0n }),
     };
   }
 

@@ -13,6 +13,7 @@ import { EventForwarding1764400000000 } from './migrations/1764400000000-event-f
 import { ConversationsAndHandoff1764500000000 } from './migrations/1764500000000-conversations-and-handoff.js';
 import { InstanceAgentSettings1764600000000 } from './migrations/1764600000000-instance-agent-settings.js';
 import { EventsWhenWanted1764700000000 } from './migrations/1764700000000-events-when-wanted.js';
+import { ConversationPositions1764800000000 } from './migrations/1764800000000-conversation-positions.js';
 
 export const MIGRATIONS = [
   InitialSchema1763740800000,
@@ -26,6 +27,7 @@ export const MIGRATIONS = [
   ConversationsAndHandoff1764500000000,
   InstanceAgentSettings1764600000000,
   EventsWhenWanted1764700000000,
+  ConversationPositions1764800000000,
 ];
 
 /** Any constant: every process that migrates takes the same PostgreSQL advisory lock. */

@@ -111,3 +111,10 @@ export async function timedTransaction<T>(
     client.release(broken);
   }
 }
+
+/**
+ * SQL for a timestamptz column as microseconds since the epoch (digits):
+ * exact (extract gives numeric), whatever the session's DateStyle and TimeZone.
+ */
+export const epochMicros = (column: string): string =>
+  `(extract(epoch FROM ${column}) * 1000000)::int8::text`;

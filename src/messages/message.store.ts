@@ -1,8 +1,9 @@
-import type { TimeIdCursor } from '../common/time-id-cursor.js';
+import type { TimeIdPosition } from '../common/time-id-cursor.js';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { prepared, rows } from '../database/sql.js';
+import { isoFromEpochMicros } from '../common/epoch-micros.js';
+import { epochMicros, prepared, rows } from '../database/sql.js';
 import type { InboundMessage } from '../platform/webhook-payload.js';
 import type { IdentityChange, IdentityRow } from './contact-identity.js';
 import {
@@ -44,6 +45,38 @@ export interface InboundRow {
   receivedAt: Date;
   /** false: stored without going to the agent (a stop or start word). */
   answer?: boolean;
+}
+
+/**
+ * Where a message sits in its conversation's arrival order, the order the
+ * agent gets a burst in: the second of its time (inbound: the platform's
+ * timestamp, whole seconds; outbound: when recorded), then when it reached
+ * the service (inbound: its delivery at the webhook), then `seq`.
+ */
+export interface ArrivalPosition {
+  /** Seconds since the epoch. */
+  second: bigint;
+  /** Microseconds since the epoch. */
+  receivedUs: bigint;
+  seq: bigint;
+}
+
+/** The arrival order's first key, as the index ix_messages_contact has it. */
+const ARRIVAL_SECOND = `date_trunc('second', m.created_at AT TIME ZONE 'UTC')`;
+
+/** Where a message sits in the order messages were stored: its transaction, then `seq`. */
+export interface StoredPosition {
+  tx: bigint;
+  seq: bigint;
+}
+
+/** A message of a conversation, with its arrival times in microseconds. */
+export type ConversationMessage = Message & { created_us: string; received_us: string };
+
+/** A conversation read: its messages and the snapshot's horizon (see readConversation). */
+export interface ConversationRead {
+  messages: ConversationMessage[];
+  horizon: bigint;
 }
 
 const STATUS_RANK_SQL = (column: string): string =>
@@ -446,18 +479,18 @@ export class MessageStore {
   /**
    * A page of an instance's contacts, newest activity first, after the
    * position `after` ([last activity, id]); `search` is a number prefix
-   * (digits) or a name prefix.
+   * (digits) or a name prefix. `activity` is the last activity in microseconds.
    */
   listContacts(
     instanceId: string,
     search: string | undefined,
-    after: TimeIdCursor | null,
+    after: TimeIdPosition | null,
     limit: number,
   ): Promise<Array<Contact & { activity: string }>> {
     const prefix = search?.replace(/[\\%_]/g, (c) => `\\${c}`);
     return rows(
       this.db,
-      `SELECT c.*, c.last_activity_at::text AS activity FROM contacts c
+      `SELECT c.*, ${epochMicros('c.last_activity_at')} AS activity FROM contacts c
        WHERE c.instance_id = $1
          AND ($2::text IS NULL OR ($2 ~ '^[0-9]+$' AND c.wa_id LIKE $2 || '%')
               OR lower(c.name) LIKE lower($2) || '%')
@@ -469,28 +502,97 @@ export class MessageStore {
   }
 
   /**
-   * A page of a contact's conversation in arrival order: the `limit` before
-   * `before` (or the latest), or the `limit` after `after`.
+   * A page of a contact's conversation in arrival order (ArrivalPosition):
+   * the `limit` latest, or the `limit` before `before`, newest first, as the
+   * statement's snapshot sees it; with the horizon to follow from.
    */
   async conversation(
     contactId: string,
-    position: { before?: string; after?: string },
+    before: ArrivalPosition | null,
     limit: number,
-  ): Promise<Message[]> {
-    if (position.after !== undefined) {
-      return rows(
-        this.db,
-        `SELECT * FROM messages WHERE contact_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
-        [contactId, position.after, limit],
-      );
-    }
-    const page = await rows<Message>(
-      this.db,
-      `SELECT * FROM messages WHERE contact_id = $1 AND ($2::bigint IS NULL OR seq < $2::bigint)
-       ORDER BY seq DESC LIMIT $3`,
-      [contactId, position.before ?? null, limit],
+  ): Promise<ConversationRead> {
+    return this.readConversation(
+      `($2::timestamp IS NULL
+         OR (${ARRIVAL_SECOND}, m.received_at, m.seq) < ($2::timestamp, $3::timestamptz, $4::int8))
+       ORDER BY ${ARRIVAL_SECOND} DESC, m.received_at DESC, m.seq DESC`,
+      [
+        contactId,
+        // UTC without the zone: the key is a timestamp without time zone.
+        before && isoFromEpochMicros(before.second * 1_000_000n).slice(0, -1),
+        before && isoFromEpochMicros(before.receivedUs),
+        before?.seq.toString() ?? null,
+        limit,
+      ],
     );
-    return page.reverse();
+  }
+
+  /**
+   * The messages a contact's follower has not seen: those stored after
+   * `after`, in the order they were stored, at most `limit`, and only below
+   * the horizon: a transaction that took its position earlier but commits
+   * later can never land behind a position handed out.
+   */
+  follow(contactId: string, after: StoredPosition, limit: number): Promise<ConversationRead> {
+    return this.readConversation(
+      `(m.stored_tx, m.seq) > ($2::xid8, $3::int8) AND m.stored_tx < h.xid
+       ORDER BY m.stored_tx, m.seq`,
+      [contactId, after.tx.toString(), after.seq.toString(), limit],
+    );
+  }
+
+  /** The arrival position of a contact's message by `seq` (the cursors of earlier versions). */
+  async arrivalOfSeq(contactId: string, seq: bigint): Promise<ArrivalPosition | null> {
+    const [found] = await rows<{ created_us: string; received_us: string; seq: string }>(
+      this.db,
+      `SELECT ${epochMicros('created_at')} AS created_us, ${epochMicros('received_at')} AS received_us,
+         seq::text FROM messages WHERE contact_id = $1 AND seq = $2`,
+      [contactId, seq.toString()],
+    );
+    return found
+      ? {
+          second: BigInt(found.created_us) / 1_000_000n,
+          receivedUs: BigInt(found.received_us),
+          seq,
+        }
+      : null;
+  }
+
+  /**
+   * A contact's messages that match `where` (it ends with an ORDER BY; `h.xid`
+   * is the horizon), with the horizon of the statement's snapshot: below it
+   * every transaction of this database has ended, so no message can still be
+   * stored there. It is the oldest transaction in flight, or the next one to
+   * start; a transaction another database runs cannot store a message here,
+   * so it does not count when pg_stat_activity names its database (one it
+   * does not name, e.g. for want of privilege, counts: later, not wrong).
+   */
+  private async readConversation(where: string, params: unknown[]): Promise<ConversationRead> {
+    const found = await rows<{ horizon: string } & Partial<ConversationMessage>>(
+      this.db,
+      `WITH snap AS MATERIALIZED (SELECT pg_current_snapshot() AS s),
+       elsewhere AS MATERIALIZED (
+         SELECT backend_xid FROM pg_stat_activity
+         WHERE backend_xid IS NOT NULL AND datname IS DISTINCT FROM current_database()
+       ),
+       h AS (
+         SELECT COALESCE(
+           (SELECT min(x) FROM snap, pg_snapshot_xip(snap.s) AS x
+            WHERE xid(x) NOT IN (SELECT backend_xid FROM elsewhere)),
+           (SELECT pg_snapshot_xmax(s) FROM snap)) AS xid
+       )
+       SELECT h.xid::text AS horizon, p.* FROM h LEFT JOIN LATERAL (
+         SELECT m.*, ${epochMicros('m.created_at')} AS created_us,
+           ${epochMicros('m.received_at')} AS received_us
+         FROM messages m
+         WHERE m.contact_id = $1 AND ${where}
+         LIMIT $${params.length}
+       ) p ON true`,
+      params,
+    );
+    return {
+      horizon: BigInt(found[0].horizon),
+      messages: found.filter((row): row is typeof row & ConversationMessage => row.id != null),
+    };
   }
 
   /**

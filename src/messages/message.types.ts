@@ -48,6 +48,8 @@ export interface Message {
   /** When it reached the webhook; with `seq`, orders messages of the same second. */
   received_at: Date;
   seq: string;
+  /** The transaction that stored it, or moved it to its contact (xid8): following orders by it. */
+  stored_tx: string;
   /** Inbound: the platform's timestamp. Outbound: when it was stored. */
   created_at: Date;
   updated_at: Date;

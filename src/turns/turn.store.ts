@@ -1,8 +1,8 @@
-import type { TimeIdCursor } from '../common/time-id-cursor.js';
+import type { TimeIdCursor, TimeIdPosition } from '../common/time-id-cursor.js';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { prepared, rows, sqlState, UNIQUE_VIOLATION } from '../database/sql.js';
+import { epochMicros, prepared, rows, sqlState, UNIQUE_VIOLATION } from '../database/sql.js';
 import type { AwaitingSpan, ContactKeys } from '../messages/message.types.js';
 import type { InboundMessage } from '../platform/webhook-payload.js';
 import {
@@ -397,7 +397,7 @@ export class TurnStore {
   /** Newest first, `limit` rows after `cursor`. */
   async list(
     filter: TurnFilter,
-    cursor: TimeIdCursor | undefined,
+    cursor: TimeIdPosition | undefined,
     limit: number,
   ): Promise<TurnPage> {
     const conditions: string[] = [];
@@ -417,17 +417,17 @@ export class TurnStore {
         `(t.created_at, t.id) < (${param(cursor.at)}::timestamptz, ${param(cursor.id)}::uuid)`,
       );
     }
-    const found = await rows<TurnWithContact & { created_text: string }>(
+    const found = await rows<TurnWithContact & { created_us: string }>(
       this.db,
-      `${WITH_CONTACT.replace('SELECT t.*', 'SELECT t.*, t.created_at::text AS created_text')}
+      `${WITH_CONTACT.replace('SELECT t.*', `SELECT t.*, ${epochMicros('t.created_at')} AS created_us`)}
        ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''}
        ORDER BY t.created_at DESC, t.id DESC LIMIT ${param(limit + 1)}`,
       params,
     );
     return {
-      turns: found.slice(0, limit).map(({ created_text, ...turn }) => ({
+      turns: found.slice(0, limit).map(({ created_us, ...turn }) => ({
         ...turn,
-        cursor: { at: created_text, id: turn.id },
+        cursor: { atMicros: created_us, id: turn.id },
       })),
       hasMore: found.length > limit,
     };

@@ -1,5 +1,6 @@
 import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { BAD_CURSOR } from '../common/time-id-cursor.js';
 import { ApiErrors, EXAMPLE_ID, invalidRequest, thrownBy } from '../common/api-errors.js';
 import { AppException } from '../common/app.exception.js';
 import { ParseUuidPipe } from '../common/parse-uuid.pipe.js';
@@ -25,7 +26,7 @@ export class TurnsController {
     summary: 'List turns, newest first (failed ones are the dead letters)',
   })
   @ApiOkResponse({ type: TurnPageDto })
-  @ApiErrors(invalidRequest(ListTurnsQueryDto, { limit: '500' }, 'limit over 100'))
+  @ApiErrors(invalidRequest(ListTurnsQueryDto, { limit: '500' }, 'limit over 100'), BAD_CURSOR)
   list(@Query() query: ListTurnsQueryDto): Promise<TurnPageDto> {
     return this.turns.list(query);
   }

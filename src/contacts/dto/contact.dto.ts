@@ -3,7 +3,14 @@ import { IsBoolean, IsISO8601, IsOptional, IsString, Matches, MaxLength } from '
 import { InstanceScopedDto } from '../../common/instance-scoped.dto.js';
 import { PageLimit, PageQueryDto } from '../../common/page-query.dto.js';
 import { MessageErrorDto } from '../../messages/dto/message.dto.js';
-import { HANDOFF_BY, type Contact, type Message } from '../../messages/message.types.js';
+import type { ConversationMessage } from '../../messages/message.store.js';
+import { HANDOFF_BY, type Contact } from '../../messages/message.types.js';
+import {
+  arrivalPosition,
+  EARLIER_VERSION_PATTERN,
+  FOLLOW_PATTERN,
+  POSITION_PATTERN,
+} from '../conversation-cursors.js';
 
 const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;
 const iso = (value: Date | null): string | null => value?.toISOString() ?? null;
@@ -21,18 +28,32 @@ export class ListContactsQueryDto extends IntersectionType(InstanceScopedDto, Pa
   q?: string;
 }
 
+const either = (one: RegExp, other: RegExp): RegExp =>
+  new RegExp(`^(?:${one.source.slice(1, -1)}|${other.source.slice(1, -1)})$`);
+
 /** GET /contacts/{key}/messages */
 export class ConversationQueryDto extends InstanceScopedDto {
-  @ApiPropertyOptional({ description: '`older` of a page: the messages before it' })
+  @ApiPropertyOptional({
+    description:
+      "`older` of a page (or any message's `position`): the messages before it in arrival order",
+    pattern: either(POSITION_PATTERN, EARLIER_VERSION_PATTERN).source,
+  })
   @IsOptional()
-  @Matches(/^\d{1,18}$/, { message: 'must be a cursor from older or newer' })
+  @Matches(either(POSITION_PATTERN, EARLIER_VERSION_PATTERN), {
+    message: 'must be a cursor from older',
+  })
   before?: string;
 
   @ApiPropertyOptional({
-    description: '`newer` of a page: the messages after it (to follow new ones)',
+    description:
+      '`newer` of a page: the messages stored since that page was read, each once (to follow a ' +
+      'conversation)',
+    pattern: either(FOLLOW_PATTERN, EARLIER_VERSION_PATTERN).source,
   })
   @IsOptional()
-  @Matches(/^\d{1,18}$/, { message: 'must be a cursor from older or newer' })
+  @Matches(either(FOLLOW_PATTERN, EARLIER_VERSION_PATTERN), {
+    message: 'must be a cursor from newer',
+  })
   after?: string;
 
   @PageLimit(50)
@@ -181,8 +202,16 @@ export class ConversationMessageDto {
   turn_id: string | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
+  @ApiProperty({
+    example: '0069315ba0006451d64628d39000000000000002a',
+    description:
+      'Its place in arrival order: positions sort as strings the way the conversation does. ' +
+      'A message stored late (its delivery was slower than a later one) can come in a later ' +
+      '`after` page than messages it sorts before: place it by this. Also taken as `before`.',
+  })
+  position: string;
 
-  static from(message: Message): ConversationMessageDto {
+  static from(message: ConversationMessage): ConversationMessageDto {
     return {
       wamid: message.wamid,
       direction: message.direction,
@@ -194,25 +223,33 @@ export class ConversationMessageDto {
       turn_id: message.turn_id,
       created_at: message.created_at.toISOString(),
       updated_at: message.updated_at.toISOString(),
+      position: arrivalPosition(message),
     };
   }
 }
 
 export class ConversationPageDto {
   @ApiProperty({ type: ContactDto }) contact: ContactDto;
-  @ApiProperty({ type: [ConversationMessageDto], description: 'In arrival order, oldest first' })
+  @ApiProperty({
+    type: [ConversationMessageDto],
+    description:
+      'In arrival order, oldest first (an `after` page: the messages stored since its cursor, ' +
+      'in arrival order among themselves)',
+  })
   data: ConversationMessageDto[];
   @ApiProperty({
     type: String,
     nullable: true,
-    description: 'Pass as `before` for the older messages; null when there are none',
+    description:
+      'Pass as `before` for the older messages: the `position` of the first; null when there are none',
   })
   older: string | null;
   @ApiProperty({
-    type: String,
-    nullable: true,
+    example: '813402.0',
     description:
-      'Pass as `after` for the newer messages (and later, to follow new ones); null on an empty page',
+      'Pass as `after` to get the messages stored since this page was read, and again with each ' +
+      "page's `newer` to follow the conversation: each message once, none skipped (the first " +
+      '`after` page may repeat one this page showed)',
   })
-  newer: string | null;
+  newer: string;
 }
