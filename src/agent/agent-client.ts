@@ -4,6 +4,7 @@ import { retryAfterMs } from '../common/backoff.js';
 import { keepAliveAgents } from '../common/http-agents.js';
 import { AppConfig } from '../config/app-config.js';
 import type { AgentSettings } from '../instances/instance.types.js';
+import { TargetGuard, TargetRefusedError } from '../outbound/target-guard.js';
 import type { AgentRequest } from './agent-payload.js';
 
 /** What the agent answered: nothing, one text, or a list of /send bodies (validated later). */
@@ -26,20 +27,24 @@ export type AgentAttempt =
 /**
  * Calls the agent module, one attempt at a time: the turn runner decides
  * when to try again (timeouts, connection errors, 5xx, 408 and 429 may be
- * retried; other answers are final), so waiting never holds a worker.
+ * retried; other answers are final), so waiting never holds a worker. An
+ * instance's own URL (set by an admin) is checked by TargetGuard before each
+ * call and on each connection; AGENT_MODULE_URL comes from the environment
+ * and is trusted.
  */
 @Injectable()
 export class AgentClient implements OnApplicationShutdown {
   private readonly http: AxiosInstance;
-  private readonly agents = keepAliveAgents();
-  private readonly httpAgent = this.agents.http;
-  private readonly httpsAgent = this.agents.https;
+  private readonly trusted = keepAliveAgents();
+  private readonly guarded: ReturnType<typeof keepAliveAgents>;
 
-  constructor(config: AppConfig) {
+  constructor(
+    config: AppConfig,
+    private readonly guard: TargetGuard,
+  ) {
+    this.guarded = keepAliveAgents(Infinity, guard.lookup, guard.plainHttpLookup);
     this.http = axios.create({
       timeout: config.AGENT_TIMEOUT_MS,
-      httpAgent: this.httpAgent,
-      httpsAgent: this.httpsAgent,
       maxRedirects: 0,
       validateStatus: () => true,
       transitional: { clarifyTimeoutError: true },
@@ -47,8 +52,10 @@ export class AgentClient implements OnApplicationShutdown {
   }
 
   onApplicationShutdown(): void {
-    this.httpAgent.destroy();
-    this.httpsAgent.destroy();
+    for (const agents of [this.trusted, this.guarded]) {
+      agents.http.destroy();
+      agents.https.destroy();
+    }
   }
 
   /**
@@ -57,10 +64,16 @@ export class AgentClient implements OnApplicationShutdown {
    */
   async attempt(
     request: AgentRequest,
-    agent: Pick<AgentSettings, 'url' | 'token'>,
+    agent: Pick<AgentSettings, 'url' | 'token' | 'guarded'>,
   ): Promise<AgentAttempt> {
     if (!agent.url)
       return { ok: false, retryable: false, reason: 'no agent is set for the instance' };
+    if (agent.guarded) {
+      // Refused before any connection: the turn learns nothing of what listens there.
+      const why = this.guard.requestRefusal(agent.url);
+      if (why) return { ok: false, retryable: false, reason: `agent URL refused: ${why}` };
+    }
+    const agents = agent.guarded ? this.guarded : this.trusted;
     let response;
     try {
       response = await this.http.post<unknown>(agent.url, request, {
@@ -69,10 +82,13 @@ export class AgentClient implements OnApplicationShutdown {
           'idempotency-key': request.batch_id,
           ...(agent.token ? { authorization: `Bearer ${agent.token}` } : {}),
         },
+        httpAgent: agents.http,
+        httpsAgent: agents.https,
+        // A proxy would connect for us, past the guard's lookup.
+        ...(agent.guarded ? { proxy: false as const } : {}),
       });
     } catch (error) {
-      const code = error instanceof AxiosError ? (error.code ?? 'network error') : 'network error';
-      return { ok: false, retryable: true, reason: `agent unreachable (${code})` };
+      return failure(error);
     }
     if (response.status >= 200 && response.status < 300) {
       return {
@@ -89,6 +105,26 @@ export class AgentClient implements OnApplicationShutdown {
       retryAfterMs: retryAfterMs(response.headers['retry-after']),
     };
   }
+}
+
+/** Why a call got no answer, in words that carry no URL or token. */
+function failure(error: unknown): AgentAttempt {
+  const refused = targetRefusal(error);
+  if (refused) {
+    return refused.unresolved
+      ? { ok: false, retryable: true, reason: `agent unreachable: ${refused.message}` }
+      : { ok: false, retryable: false, reason: `agent URL refused: ${refused.message}` };
+  }
+  const code = error instanceof AxiosError ? (error.code ?? 'network error') : 'network error';
+  return { ok: false, retryable: true, reason: `agent unreachable (${code})` };
+}
+
+/** The guard's refusal behind a failed connection (axios wraps the lookup's error). */
+function targetRefusal(error: unknown): TargetRefusedError | null {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof TargetRefusedError) return cause;
+  }
+  return null;
 }
 
 export function parseAnswer(status: number, data: unknown): AgentAnswer {

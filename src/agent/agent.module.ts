@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { BUFFER_QUEUE, registerQueue } from '../queue/queues.js';
 import { InstancesModule } from '../instances/instances.module.js';
+import { OutboundModule } from '../outbound/outbound.module.js';
 import { MessagesModule } from '../messages/messages.module.js';
 import { SendModule } from '../send/send.module.js';
 import { TurnsModule } from '../turns/turns.module.js';
@@ -19,6 +20,7 @@ import { TurnProcessor } from './turn.processor.js';
     ContactBufferModule,
     InstancesModule,
     MessagesModule,
+    OutboundModule,
     SendModule,
     TurnsModule,
   ],

@@ -31,6 +31,8 @@ export interface AgentAnswer {
 export interface FakeAgentOptions {
   /** Listens on this port (a random one by default). */
   port?: number;
+  /** Listens on this loopback address (127.0.0.1 by default), e.g. one EVENT_TARGET_ALLOWLIST names. */
+  host?: string;
   /** Keeps every call in `calls` (the default); a long run turns it off and reads `given`. */
   record?: boolean;
   /** How long an idle keep-alive connection stays open, in ms (Node's default otherwise). */
@@ -58,8 +60,12 @@ export class FakeAgent {
 
   private constructor(private readonly options: FakeAgentOptions) {}
 
+  get host(): string {
+    return this.options.host ?? '127.0.0.1';
+  }
+
   get url(): string {
-    return `http://127.0.0.1:${this.port}/agent`;
+    return `http://${this.host}:${this.port}/agent`;
   }
 
   static async start(options: FakeAgentOptions = {}): Promise<FakeAgent> {
@@ -106,7 +112,7 @@ export class FakeAgent {
     if (this.options.keepAliveTimeout !== undefined) {
       server.keepAliveTimeout = this.options.keepAliveTimeout;
     }
-    server.listen(this.port, '127.0.0.1');
+    server.listen(this.port, this.host);
     await once(server, 'listening');
     this.port = (server.address() as AddressInfo).port;
     this.server = server;
