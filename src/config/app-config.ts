@@ -218,11 +218,19 @@ export class AppConfig {
   @IsString()
   AGENT_MODULE_TOKEN?: string;
 
+  /** The whole agent call, connection to last byte (a slowly dripping answer is cut off too). */
   @Type(() => Number)
   @IsInt({ message: 'AGENT_TIMEOUT_MS must be an integer from 100 to 600000' })
   @Min(100, { message: 'AGENT_TIMEOUT_MS must be an integer from 100 to 600000' })
   @Max(600000, { message: 'AGENT_TIMEOUT_MS must be an integer from 100 to 600000' })
   AGENT_TIMEOUT_MS = 30000;
+
+  /** The most of an agent's answer that is read; a bigger one is cut off and fails the turn. */
+  @Type(() => Number)
+  @IsInt({ message: 'AGENT_MAX_RESPONSE_BYTES must be an integer from 1024 to 67108864' })
+  @Min(1024, { message: 'AGENT_MAX_RESPONSE_BYTES must be an integer from 1024 to 67108864' })
+  @Max(67108864, { message: 'AGENT_MAX_RESPONSE_BYTES must be an integer from 1024 to 67108864' })
+  AGENT_MAX_RESPONSE_BYTES = 1048576;
 
   @Type(() => Number)
   @IsNumber({}, { message: 'MESSAGE_BUFFER_DELAY must be a number of seconds from 0 to 3600' })

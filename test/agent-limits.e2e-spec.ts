@@ -1,0 +1,131 @@
+import { FakeAgent } from './support/fake-agent.js';
+import { deliverSigned, envelope, type WebhookTarget } from './support/fake-platform.js';
+import {
+  adminToken,
+  createInstance,
+  http,
+  readUntil,
+  useTestService,
+  waitFor,
+} from './support/test-app.js';
+
+const SECRET = 'test-app-secret-1';
+
+interface TurnBody {
+  id: string;
+  status: string;
+  attempts: number;
+  last_error: string | null;
+}
+
+let sequence = 0;
+
+/**
+ * Item 11: every agent call has a hard deadline and a size cap.
+ */
+describe('agent calls: a hard deadline and a size cap', () => {
+  const context = useTestService({
+    PLATFORM_APP_SECRET: SECRET,
+    AGENT_MODULE_URL: 'http://127.0.0.1:1/agent', // replaced in beforeAll
+    AGENT_TIMEOUT_MS: '1000',
+    AGENT_MAX_RESPONSE_BYTES: String(1024 * 1024),
+    AGENT_RETRY_MAX_S: '4',
+    MESSAGE_BUFFER_DELAY: '0.1',
+    MESSAGE_BUFFER_MAX_WAIT: '1',
+    AGENT_TYPING_INDICATOR: 'false',
+  });
+  let global: FakeAgent;
+  let token: string;
+  let numbers = 0;
+
+  beforeAll(async () => {
+    global = await FakeAgent.start();
+    (context.service.config as { AGENT_MODULE_URL?: string }).AGENT_MODULE_URL = global.url;
+    token = await adminToken(context.service.url);
+  });
+
+  afterAll(async () => {
+    await global?.stop();
+  });
+
+  beforeEach(() => {
+    global.reset();
+    context.platform.reset();
+  });
+
+  const newInstance = async (): Promise<string> => {
+    const number = `10654035226${String(++numbers).padStart(4, '0')}`;
+    await createInstance(context.service.url, token, number);
+    return number;
+  };
+  const inbound = async (number: string, senders: string[], text: string) => {
+    const target: WebhookTarget = {
+      url: `${context.service.url}/webhooks/messenger`,
+      appSecret: SECRET,
+      phoneNumberId: number,
+    };
+    const messages = senders.map((from) => ({
+      from,
+      id: `wamid.limits${++sequence}`,
+      timestamp: String(Math.floor(Date.now() / 1000)),
+      type: 'text',
+      text: { body: text },
+    }));
+    expect(await deliverSigned(target, envelope(target, 'messages', { messages }))).toBe(200);
+  };
+  const turnsOf = async (from: string): Promise<TurnBody[]> =>
+    (
+      await http<{ data: TurnBody[] }>(context.service.url, 'GET', `/admin/turns?contact=${from}`, {
+        token,
+      })
+    ).body.data;
+  const repliesTo = (to: string) =>
+    context.platform.sentMessages().filter((m) => m.to === to && m.type === 'text');
+
+  it('cuts off an agent that drips its answer past AGENT_TIMEOUT_MS, retries, and records why', async () => {
+    const number = await newInstance();
+    const from = '5511966660001';
+    // 200 ms a byte: each byte keeps the socket busy, the whole answer takes seconds.
+    global.answerAlways(() => ({ body: { reply: 'too slow to matter' }, dripMs: 200 }));
+    await inbound(number, [from], 'hi');
+    const [turn] = await readUntil(
+      () => turnsOf(from),
+      (turns) => turns[0]?.status === 'failed',
+      20_000,
+    );
+    expect(turn.status).toBe('failed');
+    expect(turn.last_error).toMatch(
+      /^agent gave no complete answer within AGENT_TIMEOUT_MS \(1000 ms\) \(gave up after \d+ attempts\)$/,
+    );
+    // Retried by the usual policy, each attempt cut off before its last byte; nothing sent.
+    expect(turn.attempts).toBeGreaterThanOrEqual(2);
+    expect(global.callCount).toBe(turn.attempts);
+    await waitFor(() => global.cutOff === turn.attempts);
+    expect(new Set(global.calls.map((call) => call.body.batch_id))).toEqual(new Set([turn.id]));
+    expect(repliesTo(from)).toHaveLength(0);
+  });
+
+  it('cuts off an answer over AGENT_MAX_RESPONSE_BYTES: the turn fails with the reason, nothing of it is stored or sent', async () => {
+    const number = await newInstance();
+    const from = '5511966660002';
+    global.answerNext({ body: { reply: 'x'.repeat(10 * 1024 * 1024) } });
+    await inbound(number, [from], 'tell me everything');
+    const [turn] = await readUntil(
+      () => turnsOf(from),
+      (turns) => turns[0]?.status === 'failed' || turns[0]?.status === 'done',
+      20_000,
+    );
+    expect(turn).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      last_error:
+        'agent answer is over AGENT_MAX_RESPONSE_BYTES (1048576 bytes): cut off, nothing of it kept',
+    });
+    const [stored] = await context.db.query<{ answer: unknown }>(
+      'SELECT answer FROM turns WHERE id = $1',
+      [turn.id],
+    );
+    expect(stored.answer).toBeNull();
+    expect(repliesTo(from)).toHaveLength(0);
+  });
+});
