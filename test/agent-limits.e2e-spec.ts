@@ -10,6 +10,7 @@ import {
 } from './support/test-app.js';
 
 const SECRET = 'test-app-secret-1';
+const LIMIT = 3;
 
 interface TurnBody {
   id: string;
@@ -21,7 +22,8 @@ interface TurnBody {
 let sequence = 0;
 
 /**
- * Item 11: every agent call has a hard deadline and a size cap.
+ * Item 11: every agent call has a hard deadline and a size cap, and one
+ * instance's slow agent cannot take the workers from the others.
  */
 describe('agent calls: a hard deadline and a size cap', () => {
   const context = useTestService({
@@ -127,5 +129,110 @@ describe('agent calls: a hard deadline and a size cap', () => {
     );
     expect(stored.answer).toBeNull();
     expect(repliesTo(from)).toHaveLength(0);
+  });
+});
+
+describe("agent calls: one instance's slow agent does not starve the others", () => {
+  const context = useTestService({
+    PLATFORM_APP_SECRET: SECRET,
+    AGENT_MODULE_URL: 'http://127.0.0.1:1/agent', // replaced in beforeAll
+    // Long enough that the slow agent's calls stay in flight for the whole test.
+    AGENT_TIMEOUT_MS: '600000',
+    AGENT_MAX_CONCURRENCY_PER_INSTANCE: String(LIMIT),
+    MESSAGE_BUFFER_DELAY: '0.1',
+    MESSAGE_BUFFER_MAX_WAIT: '1',
+    AGENT_TYPING_INDICATOR: 'false',
+  });
+  let fast: FakeAgent;
+  let slow: FakeAgent;
+
+  beforeAll(async () => {
+    [fast, slow] = await Promise.all([FakeAgent.start(), FakeAgent.start()]);
+    (context.service.config as { AGENT_MODULE_URL?: string }).AGENT_MODULE_URL = fast.url;
+  });
+
+  afterAll(async () => {
+    await Promise.all([fast?.stop(), slow?.stop()]);
+  });
+
+  it("answers another instance's contact while one instance's agent hangs on many contacts, and loses none of the waiting turns", async () => {
+    const { service, platform, db } = context;
+    const token = await adminToken(service.url);
+    const slowNumber = '106540352269001';
+    const otherNumber = '106540352269002';
+    const slowId = await createInstance(service.url, token, slowNumber);
+    await createInstance(service.url, token, otherNumber);
+    const patched = await http(service.url, 'PATCH', `/admin/instances/${slowId}`, {
+      token,
+      body: { agent: { url: slow.url } },
+    });
+    expect(patched.status).toBe(200);
+    slow.answerAlways(() => ({ hang: true }));
+    const deliver = async (number: string, senders: string[], text: string) => {
+      const target: WebhookTarget = {
+        url: `${service.url}/webhooks/messenger`,
+        appSecret: SECRET,
+        phoneNumberId: number,
+      };
+      const messages = senders.map((from) => ({
+        from,
+        id: `wamid.share${++sequence}`,
+        timestamp: String(Math.floor(Date.now() / 1000)),
+        type: 'text',
+        text: { body: text },
+      }));
+      expect(await deliverSigned(target, envelope(target, 'messages', { messages }))).toBe(200);
+    };
+    const repliesTo = (to: string) =>
+      platform.sentMessages().filter((m) => m.to === to && m.type === 'text');
+
+    try {
+      // More contacts than a worker process runs agent calls at once (32).
+      const slowContacts = Array.from(
+        { length: 40 },
+        (_, n) => `55119777${String(n).padStart(5, '0')}`,
+      );
+      await deliver(slowNumber, slowContacts, 'are you there?');
+      // Every one of them has its turn, LIMIT of them in the slow agent's hands.
+      await waitFor(async () => {
+        const [row] = await db.query<{ turns: number }>(
+          'SELECT count(*)::int AS turns FROM turns WHERE instance_id = $1',
+          [slowId],
+        );
+        return row.turns === slowContacts.length && slow.hangingCount === LIMIT;
+      }, 20_000);
+
+      const other = '5511966660003';
+      await deliver(otherNumber, [other], 'hello');
+      await waitFor(() => repliesTo(other).length === 1, 20_000);
+      expect(repliesTo(other)[0].text).toEqual({ body: 'echo: hello' });
+      // Meanwhile the slow agent still holds its calls, and never got more than the limit.
+      expect(slow.hangingCount).toBe(LIMIT);
+      expect(slow.callCount).toBe(LIMIT);
+
+      // The slow agent answers at last: every waiting contact gets its answer, once.
+      slow.answerAlways((call) => ({ body: { reply: `late: ${call.body.text}` } }));
+      slow.releaseHanging();
+      await waitFor(() => slowContacts.every((from) => repliesTo(from).length === 1), 60_000);
+      expect(slow.callCount).toBe(slowContacts.length);
+      // Waiting for a slot is not an attempt: each turn called the agent once.
+      const attempts = await readUntil(
+        () =>
+          db.query<{ attempts: number; status: string }>(
+            'SELECT attempts, status FROM turns WHERE instance_id = $1',
+            [slowId],
+          ),
+        (rows) => rows.every((row) => row.status === 'done'),
+      );
+      expect(attempts).toHaveLength(slowContacts.length);
+      expect(new Set(attempts.map((row) => `${row.status}/${row.attempts}`))).toEqual(
+        new Set(['done/1']),
+      );
+      expect(new Set(slow.calls.map((call) => call.body.contact.wa_id))).toEqual(
+        new Set(slowContacts),
+      );
+    } finally {
+      slow.releaseHanging();
+    }
   });
 });

@@ -6,6 +6,7 @@ import { MessagesModule } from '../messages/messages.module.js';
 import { SendModule } from '../send/send.module.js';
 import { TurnsModule } from '../turns/turns.module.js';
 import { AgentClient } from './agent-client.js';
+import { AgentSlots } from './agent-slots.js';
 import { BufferProcessor } from './buffer.processor.js';
 import { ContactBufferModule } from './contact-buffer.module.js';
 import { ReplySender } from './reply-sender.js';
@@ -24,7 +25,15 @@ import { TurnProcessor } from './turn.processor.js';
     SendModule,
     TurnsModule,
   ],
-  providers: [AgentClient, ReplySender, TurnRunner, TurnSweeper, BufferProcessor, TurnProcessor],
+  providers: [
+    AgentClient,
+    AgentSlots,
+    ReplySender,
+    TurnRunner,
+    TurnSweeper,
+    BufferProcessor,
+    TurnProcessor,
+  ],
   exports: [ContactBufferModule],
 })
 export class AgentModule {}

@@ -232,6 +232,17 @@ export class AppConfig {
   @Max(67108864, { message: 'AGENT_MAX_RESPONSE_BYTES must be an integer from 1024 to 67108864' })
   AGENT_MAX_RESPONSE_BYTES = 1048576;
 
+  /**
+   * Agent calls one instance may have in flight at once, across every worker
+   * process (0: no limit); its other turns wait without holding a worker, so
+   * one slow agent cannot take the workers from the other instances.
+   */
+  @Type(() => Number)
+  @IsInt({ message: 'AGENT_MAX_CONCURRENCY_PER_INSTANCE must be an integer from 0 to 10000' })
+  @Min(0, { message: 'AGENT_MAX_CONCURRENCY_PER_INSTANCE must be an integer from 0 to 10000' })
+  @Max(10000, { message: 'AGENT_MAX_CONCURRENCY_PER_INSTANCE must be an integer from 0 to 10000' })
+  AGENT_MAX_CONCURRENCY_PER_INSTANCE = 8;
+
   @Type(() => Number)
   @IsNumber({}, { message: 'MESSAGE_BUFFER_DELAY must be a number of seconds from 0 to 3600' })
   @Min(0, { message: 'MESSAGE_BUFFER_DELAY must be a number of seconds from 0 to 3600' })

@@ -1,0 +1,143 @@
+import { randomBytes } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { AppConfig } from '../config/app-config.js';
+import { REDIS_CLIENT } from '../redis/redis.constants.js';
+
+/**
+ * KEYS: the instance's slots (holder → expiry ms), its waiting turns (turn →
+ * since ms). ARGV: holder, turn id, limit, expiry ms. Slots past their expiry
+ * (a process died mid-call) are dropped first. 1: taken; 0: all in use.
+ */
+const TAKE_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[4]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[4]) + 60000)
+redis.call('ZREM', KEYS[2], ARGV[2])
+return 1
+`;
+
+/**
+ * KEYS as above; ARGV: turn id, limit. Puts the turn in line for the next
+ * released slot, unless one came free meanwhile (1: try again now).
+ */
+const WAIT_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then return 1 end
+redis.call('ZADD', KEYS[2], 'NX', now, ARGV[1])
+redis.call('PEXPIRE', KEYS[2], 86400000)
+return 0
+`;
+
+/** KEYS as above; ARGV: holder. Frees the slot; the turn longest in line, if any, is its next user. */
+const RELEASE_SCRIPT = `
+redis.call('ZREM', KEYS[1], ARGV[1])
+local next = redis.call('ZPOPMIN', KEYS[2])
+return next[1]
+`;
+
+type SlotsRedis = Redis & {
+  agentSlotTake(
+    slots: string,
+    waiting: string,
+    holder: string,
+    turnId: string,
+    limit: number,
+    expiryMs: number,
+  ): Promise<0 | 1>;
+  agentSlotWait(slots: string, waiting: string, turnId: string, limit: number): Promise<0 | 1>;
+  agentSlotRelease(slots: string, waiting: string, holder: string): Promise<string | null>;
+};
+
+/** A slot held for one agent call; `release` says which waiting turn to wake, if any. */
+export interface AgentSlot {
+  release(): Promise<string | null>;
+}
+
+const NO_LIMIT: AgentSlot = { release: () => Promise.resolve(null) };
+
+/**
+ * A semaphore per instance in Redis, shared by every worker process: at most
+ * AGENT_MAX_CONCURRENCY_PER_INSTANCE agent calls of one instance at once. A
+ * turn that finds none free is put in line and woken when a call of its
+ * instance ends (the sweeper wakes it too, should that wake-up be lost). A
+ * slot expires AGENT_TIMEOUT_MS after it was taken (a call cannot last
+ * longer), so one held by a process that died comes free by itself. Without
+ * Redis the limit is not enforced (a warning is logged): calls go on.
+ */
+@Injectable()
+export class AgentSlots {
+  private readonly logger = new Logger(AgentSlots.name);
+  private lastWarning = 0;
+
+  constructor(
+    @Inject(REDIS_CLIENT) private readonly redis: SlotsRedis,
+    private readonly config: AppConfig,
+  ) {
+    if (typeof (redis as Partial<SlotsRedis>).agentSlotTake !== 'function') {
+      redis.defineCommand('agentSlotTake', { numberOfKeys: 2, lua: TAKE_SCRIPT });
+      redis.defineCommand('agentSlotWait', { numberOfKeys: 2, lua: WAIT_SCRIPT });
+      redis.defineCommand('agentSlotRelease', { numberOfKeys: 2, lua: RELEASE_SCRIPT });
+    }
+  }
+
+  private get limit(): number {
+    return this.config.AGENT_MAX_CONCURRENCY_PER_INSTANCE;
+  }
+
+  private keys(instanceId: string): [string, string] {
+    const base = `${this.config.REDIS_PREFIX}:agent-slots:${instanceId}`;
+    return [base, `${base}:waiting`];
+  }
+
+  /** A slot for one call of the turn, or null when the instance's are all in use. */
+  async take(instanceId: string, turnId: string): Promise<AgentSlot | null> {
+    if (this.limit === 0) return NO_LIMIT;
+    const keys = this.keys(instanceId);
+    const holder = `${turnId}/${randomBytes(6).toString('hex')}`;
+    try {
+      // A little past the call's own deadline: the slot outlives the call, never the reverse.
+      const expiryMs = this.config.AGENT_TIMEOUT_MS + 5000;
+      const taken = await this.redis.agentSlotTake(...keys, holder, turnId, this.limit, expiryMs);
+      if (taken === 0) return null;
+    } catch (error) {
+      this.warn(error);
+      return NO_LIMIT;
+    }
+    return {
+      release: () =>
+        this.redis.agentSlotRelease(...keys, holder).catch((error: unknown) => {
+          // The slot expires by itself; waiting turns are woken by the sweeper.
+          this.warn(error);
+          return null;
+        }),
+    };
+  }
+
+  /**
+   * Puts a turn that found no slot in line, once its wait is recorded; true
+   * when a slot came free meanwhile (the turn should be woken at once).
+   */
+  async waitInLine(instanceId: string, turnId: string): Promise<boolean> {
+    try {
+      return (await this.redis.agentSlotWait(...this.keys(instanceId), turnId, this.limit)) === 1;
+    } catch (error) {
+      this.warn(error);
+      return true;
+    }
+  }
+
+  private warn(error: unknown): void {
+    if (Date.now() - this.lastWarning < 10_000) return;
+    this.lastWarning = Date.now();
+    this.logger.warn(
+      { err: (error as Error).message },
+      'Redis unavailable: the per-instance limit of agent calls is not enforced',
+    );
+  }
+}
