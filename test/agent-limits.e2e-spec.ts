@@ -1,10 +1,19 @@
+import { randomBytes } from 'node:crypto';
 import { FakeAgent } from './support/fake-agent.js';
-import { deliverSigned, envelope, type WebhookTarget } from './support/fake-platform.js';
 import {
+  FakePlatform,
+  deliverSigned,
+  envelope,
+  type WebhookTarget,
+} from './support/fake-platform.js';
+import { startServiceProcess } from './support/service-process.js';
+import {
+  TestDatabase,
   adminToken,
   createInstance,
   http,
   readUntil,
+  startTestApp,
   useTestService,
   waitFor,
 } from './support/test-app.js';
@@ -235,4 +244,94 @@ describe("agent calls: one instance's slow agent does not starve the others", ()
       slow.releaseHanging();
     }
   });
+});
+
+describe('agent calls: the per-instance limit through a worker killed mid-call', () => {
+  let db: TestDatabase;
+  let platform: FakePlatform;
+  let agent: FakeAgent;
+  let env: Record<string, string>;
+  const running: Array<{ close(): Promise<unknown> }> = [];
+  const number = '106540352269101';
+
+  beforeAll(async () => {
+    db = await TestDatabase.create();
+    platform = await FakePlatform.start();
+    agent = await FakeAgent.start();
+    env = {
+      DATABASE_URL: db.url,
+      PLATFORM_API_URL: platform.url,
+      PLATFORM_APP_SECRET: SECRET,
+      AGENT_MODULE_URL: agent.url,
+      AGENT_TIMEOUT_MS: '600000',
+      AGENT_MAX_CONCURRENCY_PER_INSTANCE: String(LIMIT),
+      AGENT_TYPING_INDICATOR: 'false',
+      MESSAGE_BUFFER_DELAY: '0.1',
+      MESSAGE_BUFFER_MAX_WAIT: '1',
+      TURN_LEASE_S: '2',
+      SWEEP_INTERVAL_S: '1',
+      REDIS_PREFIX: `limits${randomBytes(4).toString('hex')}`,
+    };
+    const setup = await startTestApp({ ...env, APP_ROLE: 'api' });
+    await createInstance(setup.url, await adminToken(setup.url), number);
+    await setup.close();
+  });
+
+  afterAll(async () => {
+    for (const service of running.splice(0).reverse()) await service.close();
+    await agent.stop();
+    await platform.stop();
+    await db.drop();
+  });
+
+  it("frees the slots of a killed worker's calls: every waiting contact is answered once", async () => {
+    const api = await startTestApp({ ...env, APP_ROLE: 'api' });
+    running.push(api);
+    const first = await startServiceProcess({ ...env, APP_ROLE: 'worker' });
+    running.push({ close: () => first.kill() });
+    agent.answerAlways(() => ({ hang: true }));
+    const contacts = [
+      '5511988880001',
+      '5511988880002',
+      '5511988880003',
+      '5511988880004',
+      '5511988880005',
+    ];
+    const target: WebhookTarget = {
+      url: `${api.url}/webhooks/messenger`,
+      appSecret: SECRET,
+      phoneNumberId: number,
+    };
+    const messages = contacts.map((from) => ({
+      from,
+      id: `wamid.killed${++sequence}`,
+      timestamp: String(Math.floor(Date.now() / 1000)),
+      type: 'text',
+      text: { body: 'still there?' },
+    }));
+    expect(await deliverSigned(target, envelope(target, 'messages', { messages }))).toBe(200);
+    await waitFor(async () => {
+      const [row] = await db.query<{ turns: number }>('SELECT count(*)::int AS turns FROM turns');
+      return row.turns === contacts.length && agent.hangingCount === LIMIT;
+    }, 20_000);
+
+    // The worker dies holding its instance's every slot; the agent answers from now on.
+    await first.kill();
+    agent.answerAlways((call) => ({ body: { reply: `echo: ${call.body.text}` } }));
+    const second = await startServiceProcess({ ...env, APP_ROLE: 'worker' });
+    running.push({ close: () => second.kill() });
+
+    const accepted = (to: string) => platform.accepted.filter((a) => a.message.to === to);
+    await waitFor(() => contacts.every((to) => accepted(to).length >= 1), 30_000);
+    expect(contacts.map((to) => accepted(to).length)).toEqual(contacts.map(() => 1));
+    // The calls cut by the kill were made again with the same batch_id; the others once.
+    const batches = new Map<string, number>();
+    for (const call of agent.calls) {
+      batches.set(call.body.batch_id, (batches.get(call.body.batch_id) ?? 0) + 1);
+    }
+    expect([...batches.values()].sort()).toEqual([
+      ...contacts.slice(LIMIT).map(() => 1),
+      ...contacts.slice(0, LIMIT).map(() => 2),
+    ]);
+  }, 60_000);
 });

@@ -34,6 +34,15 @@ redis.call('PEXPIRE', KEYS[2], 86400000)
 return 0
 `;
 
+/** KEYS[1]: the instance's slots; ARGV: holder, expiry ms. Extends a slot still held. */
+const RENEW_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) + 60000)
+return 1
+`;
+
 /** KEYS as above; ARGV: holder. Frees the slot; the turn longest in line, if any, is its next user. */
 const RELEASE_SCRIPT = `
 redis.call('ZREM', KEYS[1], ARGV[1])
@@ -51,6 +60,7 @@ type SlotsRedis = Redis & {
     expiryMs: number,
   ): Promise<0 | 1>;
   agentSlotWait(slots: string, waiting: string, turnId: string, limit: number): Promise<0 | 1>;
+  agentSlotRenew(slots: string, holder: string, expiryMs: number): Promise<1>;
   agentSlotRelease(slots: string, waiting: string, holder: string): Promise<string | null>;
 };
 
@@ -66,8 +76,8 @@ const NO_LIMIT: AgentSlot = { release: () => Promise.resolve(null) };
  * AGENT_MAX_CONCURRENCY_PER_INSTANCE agent calls of one instance at once. A
  * turn that finds none free is put in line and woken when a call of its
  * instance ends (the sweeper wakes it too, should that wake-up be lost). A
- * slot expires AGENT_TIMEOUT_MS after it was taken (a call cannot last
- * longer), so one held by a process that died comes free by itself. Without
+ * slot is renewed while its call runs and expires TURN_LEASE_S after its last
+ * renewal, so one held by a process that died comes free by itself. Without
  * Redis the limit is not enforced (a warning is logged): calls go on.
  */
 @Injectable()
@@ -82,6 +92,7 @@ export class AgentSlots {
     if (typeof (redis as Partial<SlotsRedis>).agentSlotTake !== 'function') {
       redis.defineCommand('agentSlotTake', { numberOfKeys: 2, lua: TAKE_SCRIPT });
       redis.defineCommand('agentSlotWait', { numberOfKeys: 2, lua: WAIT_SCRIPT });
+      redis.defineCommand('agentSlotRenew', { numberOfKeys: 1, lua: RENEW_SCRIPT });
       redis.defineCommand('agentSlotRelease', { numberOfKeys: 2, lua: RELEASE_SCRIPT });
     }
   }
@@ -95,27 +106,39 @@ export class AgentSlots {
     return [base, `${base}:waiting`];
   }
 
-  /** A slot for one call of the turn, or null when the instance's are all in use. */
+  /**
+   * A slot for one call of the turn, or null when the instance's are all in
+   * use. It lasts a turn lease and is renewed as the lease is, until released:
+   * one held by a process that died frees itself when that process's turns
+   * can be resumed.
+   */
   async take(instanceId: string, turnId: string): Promise<AgentSlot | null> {
     if (this.limit === 0) return NO_LIMIT;
     const keys = this.keys(instanceId);
     const holder = `${turnId}/${randomBytes(6).toString('hex')}`;
+    const expiryMs = this.config.TURN_LEASE_S * 1000;
     try {
-      // A little past the call's own deadline: the slot outlives the call, never the reverse.
-      const expiryMs = this.config.AGENT_TIMEOUT_MS + 5000;
       const taken = await this.redis.agentSlotTake(...keys, holder, turnId, this.limit, expiryMs);
       if (taken === 0) return null;
     } catch (error) {
       this.warn(error);
       return NO_LIMIT;
     }
+    const renewal = setInterval(() => {
+      this.redis.agentSlotRenew(keys[0], holder, expiryMs).catch((error: unknown) => {
+        this.warn(error);
+      });
+    }, expiryMs / 3);
+    renewal.unref();
     return {
-      release: () =>
-        this.redis.agentSlotRelease(...keys, holder).catch((error: unknown) => {
+      release: () => {
+        clearInterval(renewal);
+        return this.redis.agentSlotRelease(...keys, holder).catch((error: unknown) => {
           // The slot expires by itself; waiting turns are woken by the sweeper.
           this.warn(error);
           return null;
-        }),
+        });
+      },
     };
   }
 
