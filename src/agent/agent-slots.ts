@@ -7,13 +7,18 @@ import { REDIS_CLIENT } from '../redis/redis.constants.js';
 /**
  * KEYS: the instance's slots (holder → expiry ms), its waiting turns (turn →
  * since ms). ARGV: holder, turn id, limit, expiry ms. Slots past their expiry
- * (a process died mid-call) are dropped first. 1: taken; 0: all in use.
+ * (a process died mid-call, a turn never came for the slot kept for it) are
+ * dropped first. The slot kept for this turn, else a free one. 1: taken; 0:
+ * all in use.
  */
 const TAKE_SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+local kept = 'kept:' .. ARGV[2]
+if redis.call('ZREM', KEYS[1], kept) == 0 and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then
+  return 0
+end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[4]), ARGV[1])
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[4]) + 60000)
 redis.call('ZREM', KEYS[2], ARGV[2])
@@ -43,10 +48,16 @@ redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) + 60000)
 return 1
 `;
 
-/** KEYS as above; ARGV: holder. Frees the slot; the turn longest in line, if any, is its next user. */
+/**
+ * KEYS as above; ARGV: holder, expiry ms. Frees the slot, or hands it to the
+ * turn longest in line (kept for it until the expiry): that turn, to wake.
+ */
 const RELEASE_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREM', KEYS[1], ARGV[1])
 local next = redis.call('ZPOPMIN', KEYS[2])
+if next[1] then redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), 'kept:' .. next[1]) end
 return next[1]
 `;
 
@@ -61,7 +72,12 @@ type SlotsRedis = Redis & {
   ): Promise<0 | 1>;
   agentSlotWait(slots: string, waiting: string, turnId: string, limit: number): Promise<0 | 1>;
   agentSlotRenew(slots: string, holder: string, expiryMs: number): Promise<1>;
-  agentSlotRelease(slots: string, waiting: string, holder: string): Promise<string | null>;
+  agentSlotRelease(
+    slots: string,
+    waiting: string,
+    holder: string,
+    expiryMs: number,
+  ): Promise<string | null>;
 };
 
 /** A slot held for one agent call; `release` says which waiting turn to wake, if any. */
@@ -74,8 +90,10 @@ const NO_LIMIT: AgentSlot = { release: () => Promise.resolve(null) };
 /**
  * A semaphore per instance in Redis, shared by every worker process: at most
  * AGENT_MAX_CONCURRENCY_PER_INSTANCE agent calls of one instance at once. A
- * turn that finds none free is put in line and woken when a call of its
- * instance ends (the sweeper wakes it too, should that wake-up be lost). A
+ * turn that finds none free is put in line; when a call of its instance
+ * ends, the slot is kept for the turn longest in line, which is woken (the
+ * sweeper wakes waiting turns too, should that wake-up be lost; a slot kept
+ * for a turn that does not come frees itself after TURN_LEASE_S). A
  * slot is renewed while its call runs and expires TURN_LEASE_S after its last
  * renewal, so one held by a process that died comes free by itself. Without
  * Redis the limit is not enforced (a warning is logged): calls go on.
@@ -133,7 +151,7 @@ export class AgentSlots {
     return {
       release: () => {
         clearInterval(renewal);
-        return this.redis.agentSlotRelease(...keys, holder).catch((error: unknown) => {
+        return this.redis.agentSlotRelease(...keys, holder, expiryMs).catch((error: unknown) => {
           // The slot expires by itself; waiting turns are woken by the sweeper.
           this.warn(error);
           return null;
