@@ -109,6 +109,8 @@ async function withWorld(
     PLATFORM_SEND_RATE: '1000',
     MESSAGE_BUFFER_DELAY: '1',
     MESSAGE_BUFFER_MAX_WAIT: '5',
+    // The scenarios hold 32 agent calls of one instance at once (a worker's share).
+    AGENT_MAX_CONCURRENCY_PER_INSTANCE: '32',
     REDIS_PREFIX: `rec${randomBytes(4).toString('hex')}`,
     ...overrides,
   };

@@ -114,7 +114,9 @@ export class InstancesController {
     summary: 'Change an instance',
     description:
       'Only the fields given change; null clears business_id and platform_app_id. A new ' +
-      'access_token is checked with the platform first. phone_number_id cannot change.',
+      'access_token is checked with the platform first. phone_number_id cannot change. ' +
+      "agent.url is checked like an event subscription's URL: https to a public address " +
+      '(or one EVENT_TARGET_ALLOWLIST names), without user:password@.',
   })
   @ApiOkResponse({ type: UpdatedInstanceDto })
   @ApiErrors(
@@ -124,6 +126,15 @@ export class InstancesController {
       { phone_number_id: '106540352242923' },
       'phone_number_id cannot change',
     ),
+    {
+      error: AppException.validation([
+        {
+          field: 'agent.url',
+          message: 'is refused: 169.254.169.254 resolves to a linkLocal address 169.254.169.254',
+        },
+      ]),
+      summary: 'an agent URL the outbound target guard refuses (see EVENT_TARGET_ALLOWLIST)',
+    },
     NOT_FOUND,
     PLATFORM_INVALID_TOKEN,
     PLATFORM_UNAVAILABLE,

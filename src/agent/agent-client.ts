@@ -4,6 +4,7 @@ import { retryAfterMs } from '../common/backoff.js';
 import { keepAliveAgents } from '../common/http-agents.js';
 import { AppConfig } from '../config/app-config.js';
 import type { AgentSettings } from '../instances/instance.types.js';
+import { TargetGuard, TargetRefusedError } from '../outbound/target-guard.js';
 import type { AgentRequest } from './agent-payload.js';
 
 /** What the agent answered: nothing, one text, or a list of /send bodies (validated later). */
@@ -26,29 +27,36 @@ export type AgentAttempt =
 /**
  * Calls the agent module, one attempt at a time: the turn runner decides
  * when to try again (timeouts, connection errors, 5xx, 408 and 429 may be
- * retried; other answers are final), so waiting never holds a worker.
+ * retried; other answers are final), so waiting never holds a worker. Every
+ * call ends within AGENT_TIMEOUT_MS, however slowly the agent sends, and
+ * reads at most AGENT_MAX_RESPONSE_BYTES of its answer. An instance's own
+ * URL (set by an admin) is checked by TargetGuard before each call and on
+ * each connection; AGENT_MODULE_URL comes from the environment and is trusted.
  */
 @Injectable()
 export class AgentClient implements OnApplicationShutdown {
   private readonly http: AxiosInstance;
-  private readonly agents = keepAliveAgents();
-  private readonly httpAgent = this.agents.http;
-  private readonly httpsAgent = this.agents.https;
+  private readonly trusted = keepAliveAgents();
+  private readonly guarded: ReturnType<typeof keepAliveAgents>;
 
-  constructor(config: AppConfig) {
+  constructor(
+    private readonly config: AppConfig,
+    private readonly guard: TargetGuard,
+  ) {
+    this.guarded = keepAliveAgents(Infinity, guard.lookup, guard.plainHttpLookup);
     this.http = axios.create({
-      timeout: config.AGENT_TIMEOUT_MS,
-      httpAgent: this.httpAgent,
-      httpsAgent: this.httpsAgent,
       maxRedirects: 0,
       validateStatus: () => true,
-      transitional: { clarifyTimeoutError: true },
+      // Counted as the body arrives (decompressed): a bigger answer is cut off, not read whole.
+      maxContentLength: config.AGENT_MAX_RESPONSE_BYTES,
     });
   }
 
   onApplicationShutdown(): void {
-    this.httpAgent.destroy();
-    this.httpsAgent.destroy();
+    for (const agents of [this.trusted, this.guarded]) {
+      agents.http.destroy();
+      agents.https.destroy();
+    }
   }
 
   /**
@@ -57,10 +65,19 @@ export class AgentClient implements OnApplicationShutdown {
    */
   async attempt(
     request: AgentRequest,
-    agent: Pick<AgentSettings, 'url' | 'token'>,
+    agent: Pick<AgentSettings, 'url' | 'token' | 'guarded'>,
   ): Promise<AgentAttempt> {
     if (!agent.url)
       return { ok: false, retryable: false, reason: 'no agent is set for the instance' };
+    if (agent.guarded) {
+      // Refused before any connection: the turn learns nothing of what listens there.
+      const why = this.guard.requestRefusal(agent.url);
+      if (why) return { ok: false, retryable: false, reason: `agent URL refused: ${why}` };
+    }
+    const agents = agent.guarded ? this.guarded : this.trusted;
+    // The whole call, connection to last byte: a socket timeout alone lets a dripping agent hold it.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), this.config.AGENT_TIMEOUT_MS);
     let response;
     try {
       response = await this.http.post<unknown>(agent.url, request, {
@@ -69,10 +86,16 @@ export class AgentClient implements OnApplicationShutdown {
           'idempotency-key': request.batch_id,
           ...(agent.token ? { authorization: `Bearer ${agent.token}` } : {}),
         },
+        httpAgent: agents.http,
+        httpsAgent: agents.https,
+        signal: deadline.signal,
+        // A proxy would connect for us, past the guard's lookup.
+        ...(agent.guarded ? { proxy: false as const } : {}),
       });
     } catch (error) {
-      const code = error instanceof AxiosError ? (error.code ?? 'network error') : 'network error';
-      return { ok: false, retryable: true, reason: `agent unreachable (${code})` };
+      return this.failure(error, deadline.signal.aborted);
+    } finally {
+      clearTimeout(timer);
     }
     if (response.status >= 200 && response.status < 300) {
       return {
@@ -89,6 +112,42 @@ export class AgentClient implements OnApplicationShutdown {
       retryAfterMs: retryAfterMs(response.headers['retry-after']),
     };
   }
+
+  /** Why a call got no answer, in words that carry no URL or token. */
+  private failure(error: unknown, pastDeadline: boolean): AgentAttempt {
+    if (pastDeadline) {
+      return {
+        ok: false,
+        retryable: true,
+        reason: `agent gave no complete answer within AGENT_TIMEOUT_MS (${this.config.AGENT_TIMEOUT_MS} ms)`,
+      };
+    }
+    const refused = targetRefusal(error);
+    if (refused) {
+      return refused.unresolved
+        ? { ok: false, retryable: true, reason: `agent unreachable: ${refused.message}` }
+        : { ok: false, retryable: false, reason: `agent URL refused: ${refused.message}` };
+    }
+    if (error instanceof AxiosError && error.message.startsWith('maxContentLength')) {
+      return {
+        ok: false,
+        retryable: false,
+        reason:
+          `agent answer is over AGENT_MAX_RESPONSE_BYTES (${this.config.AGENT_MAX_RESPONSE_BYTES} bytes): ` +
+          'cut off, nothing of it kept',
+      };
+    }
+    const code = error instanceof AxiosError ? (error.code ?? 'network error') : 'network error';
+    return { ok: false, retryable: true, reason: `agent unreachable (${code})` };
+  }
+}
+
+/** The guard's refusal behind a failed connection (axios wraps the lookup's error). */
+function targetRefusal(error: unknown): TargetRefusedError | null {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof TargetRefusedError) return cause;
+  }
+  return null;
 }
 
 export function parseAnswer(status: number, data: unknown): AgentAnswer {

@@ -1,10 +1,12 @@
 import { Module } from '@nestjs/common';
 import { BUFFER_QUEUE, registerQueue } from '../queue/queues.js';
 import { InstancesModule } from '../instances/instances.module.js';
+import { OutboundModule } from '../outbound/outbound.module.js';
 import { MessagesModule } from '../messages/messages.module.js';
 import { SendModule } from '../send/send.module.js';
 import { TurnsModule } from '../turns/turns.module.js';
 import { AgentClient } from './agent-client.js';
+import { AgentSlots } from './agent-slots.js';
 import { BufferProcessor } from './buffer.processor.js';
 import { ContactBufferModule } from './contact-buffer.module.js';
 import { ReplySender } from './reply-sender.js';
@@ -19,10 +21,19 @@ import { TurnProcessor } from './turn.processor.js';
     ContactBufferModule,
     InstancesModule,
     MessagesModule,
+    OutboundModule,
     SendModule,
     TurnsModule,
   ],
-  providers: [AgentClient, ReplySender, TurnRunner, TurnSweeper, BufferProcessor, TurnProcessor],
+  providers: [
+    AgentClient,
+    AgentSlots,
+    ReplySender,
+    TurnRunner,
+    TurnSweeper,
+    BufferProcessor,
+    TurnProcessor,
+  ],
   exports: [ContactBufferModule],
 })
 export class AgentModule {}

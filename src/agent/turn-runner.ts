@@ -12,7 +12,8 @@ import type { InboundMessage } from '../platform/webhook-payload.js';
 import { TurnScheduler } from '../turns/turn-scheduler.js';
 import type { FinalTurnState, NewTurnPart, TurnPartRow, TurnRow } from '../turns/turn-states.js';
 import { TurnStore } from '../turns/turn.store.js';
-import { AgentClient } from './agent-client.js';
+import { AgentClient, type AgentAttempt } from './agent-client.js';
+import { AgentSlots, type AgentSlot } from './agent-slots.js';
 import { buildAgentRequest } from './agent-payload.js';
 import { ContactBuffer } from './contact-buffer.js';
 import { ReplySender, recordingSent } from './reply-sender.js';
@@ -62,6 +63,7 @@ export class TurnRunner {
     private readonly instances: InstancesService,
     private readonly messages: MessageStore,
     private readonly agent: AgentClient,
+    private readonly slots: AgentSlots,
     private readonly replies: ReplySender,
     private readonly metrics: MetricsService,
   ) {}
@@ -166,21 +168,30 @@ export class TurnRunner {
     if (messages.length === 0) return this.end(turn, lease, 'skipped', 'its messages are gone');
     const request = buildAgentRequest(turn.id, instance, contact, messages);
     const settings = this.instances.agentSettings(instance);
-    // A fresh claim counted its first call already.
-    const started = loaded
-      ? turn
-      : await this.turns.startAgentAttempt(
-          turn.id,
-          lease.owner,
-          this.config.AGENT_RETRY_MAX_S * 1000,
-        );
-    if (!started) return 'lost';
-    if (started.attempts === 1 && settings.typing) {
-      void this.showTyping(instance, messages.at(-1)!.id);
+    // One of the instance's few call slots, or the turn waits without holding a worker.
+    const slot = await this.slots.take(turn.instance_id, turn.id);
+    if (!slot) return this.waitForSlot(turn, lease, loaded !== undefined);
+    let started: ActiveTurn | null;
+    let attempt: AgentAttempt;
+    try {
+      // A fresh claim counted its first call already.
+      started = loaded
+        ? turn
+        : await this.turns.startAgentAttempt(
+            turn.id,
+            lease.owner,
+            this.config.AGENT_RETRY_MAX_S * 1000,
+          );
+      if (!started) return 'lost';
+      if (started.attempts === 1 && settings.typing) {
+        void this.showTyping(instance, messages.at(-1)!.id);
+      }
+      const stopTimer = this.metrics.agentDuration.startTimer();
+      attempt = await this.agent.attempt(request, settings);
+      stopTimer();
+    } finally {
+      await this.releaseSlot(slot);
     }
-    const stopTimer = this.metrics.agentDuration.startTimer();
-    const attempt = await this.agent.attempt(request, settings);
-    stopTimer();
     // Another worker took over while the agent worked: it calls again, with the same batch_id.
     if (!lease.held) return 'lost';
 
@@ -230,6 +241,36 @@ export class TurnRunner {
       ? `${attempt.reason} (gave up after ${started.attempts} attempts)`
       : attempt.reason;
     return this.end(turn, lease, 'failed', reason);
+  }
+
+  /** The instance's agent calls are all in use: the turn waits in line, due when one ends. */
+  private async waitForSlot(
+    turn: ActiveTurn,
+    lease: TurnLease,
+    counted: boolean,
+  ): Promise<TurnStep> {
+    const note =
+      `waiting for one of the instance's ${this.config.AGENT_MAX_CONCURRENCY_PER_INSTANCE} ` +
+      'agent calls (AGENT_MAX_CONCURRENCY_PER_INSTANCE) to end';
+    if (!(await this.turns.waitForSlot(turn.id, lease.owner, counted, note))) return 'lost';
+    // In line only once the wait is recorded, so the wake-up a released slot sends finds it due.
+    if (await this.slots.waitInLine(turn.instance_id, turn.id)) await this.wake(turn.id);
+    return 'waiting';
+  }
+
+  /** Frees a call slot and wakes the turn that waited longest for one. */
+  private async releaseSlot(slot: AgentSlot): Promise<void> {
+    const next = await slot.release();
+    if (next) await this.wake(next);
+  }
+
+  private async wake(turnId: string): Promise<void> {
+    try {
+      await this.scheduler.wake(turnId);
+    } catch (wakeError) {
+      // Redis away: the sweeper finds the turn in PostgreSQL once its time has come.
+      this.logger.warn({ turnId, err: (wakeError as Error).message }, 'turn not woken');
+    }
   }
 
   private async waitForRetry(

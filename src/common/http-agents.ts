@@ -10,10 +10,14 @@ import { Agent as HttpsAgent } from 'node:https';
  */
 const IDLE_SOCKET_MS = 4000;
 
-/** Keep-alive agents for an outbound client, with a bounded idle time (and, optionally, its own DNS lookup). */
+/**
+ * Keep-alive agents for an outbound client, with a bounded idle time (and,
+ * optionally, its own DNS lookup; plain http may have a stricter one).
+ */
 export function keepAliveAgents(
   maxSockets = Infinity,
   lookup?: LookupFunction,
+  plainHttpLookup = lookup,
 ): { http: HttpAgent; https: HttpsAgent } {
   const options = {
     keepAlive: true,
@@ -24,5 +28,8 @@ export function keepAliveAgents(
     timeout: IDLE_SOCKET_MS,
     lookup,
   };
-  return { http: new HttpAgent(options), https: new HttpsAgent(options) };
+  return {
+    http: new HttpAgent({ ...options, lookup: plainHttpLookup }),
+    https: new HttpsAgent(options),
+  };
 }

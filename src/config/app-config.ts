@@ -218,11 +218,32 @@ export class AppConfig {
   @IsString()
   AGENT_MODULE_TOKEN?: string;
 
+  /** The whole agent call, connection to last byte (a slowly dripping answer is cut off too). */
   @Type(() => Number)
   @IsInt({ message: 'AGENT_TIMEOUT_MS must be an integer from 100 to 600000' })
   @Min(100, { message: 'AGENT_TIMEOUT_MS must be an integer from 100 to 600000' })
   @Max(600000, { message: 'AGENT_TIMEOUT_MS must be an integer from 100 to 600000' })
   AGENT_TIMEOUT_MS = 30000;
+
+  /** The most of an agent's answer that is read; a bigger one is cut off and fails the turn. */
+  @Type(() => Number)
+  @IsInt({ message: 'AGENT_MAX_RESPONSE_BYTES must be an integer from 1024 to 67108864' })
+  @Min(1024, { message: 'AGENT_MAX_RESPONSE_BYTES must be an integer from 1024 to 67108864' })
+  @Max(67108864, { message: 'AGENT_MAX_RESPONSE_BYTES must be an integer from 1024 to 67108864' })
+  AGENT_MAX_RESPONSE_BYTES = 1048576;
+
+  /**
+   * Agent calls one instance may have in flight at once, across every worker
+   * process (0: no limit); its other turns wait without holding a worker, so
+   * one slow agent cannot take the workers from the other instances. 24 of a
+   * worker's 32: one worker still leaves 8 to the others, and a number alone
+   * keeps most of its speed (8 cut the bench's one-number drain).
+   */
+  @Type(() => Number)
+  @IsInt({ message: 'AGENT_MAX_CONCURRENCY_PER_INSTANCE must be an integer from 0 to 10000' })
+  @Min(0, { message: 'AGENT_MAX_CONCURRENCY_PER_INSTANCE must be an integer from 0 to 10000' })
+  @Max(10000, { message: 'AGENT_MAX_CONCURRENCY_PER_INSTANCE must be an integer from 0 to 10000' })
+  AGENT_MAX_CONCURRENCY_PER_INSTANCE = 24;
 
   @Type(() => Number)
   @IsNumber({}, { message: 'MESSAGE_BUFFER_DELAY must be a number of seconds from 0 to 3600' })

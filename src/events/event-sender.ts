@@ -10,7 +10,7 @@ import { AppConfig } from '../config/app-config.js';
 import { CryptoService } from '../crypto/crypto.service.js';
 import { signatureHeader, signingKey } from './event-signature.js';
 import type { ClaimedDelivery } from './event.types.js';
-import { hostOf, TargetGuard } from './target-guard.js';
+import { hostOf, TargetGuard } from '../outbound/target-guard.js';
 
 /** How much of a response body is read and kept (the rest is not read at all). */
 export const RESPONSE_EXCERPT_BYTES = 1024;
@@ -61,7 +61,7 @@ export class EventSender {
   ) {
     // Every new connection resolves through the guard: a name re-pointed at a
     // private address after the subscription was saved is refused too.
-    this.agents = keepAliveAgents(Infinity, guard.lookup);
+    this.agents = keepAliveAgents(Infinity, guard.lookup, guard.plainHttpLookup);
   }
 
   async send(delivery: ClaimedDelivery, now = Date.now()): Promise<SendResult> {

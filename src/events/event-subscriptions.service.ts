@@ -20,7 +20,7 @@ import {
 import { newSigningSecret } from './event-signature.js';
 import { EventStore } from './event.store.js';
 import type { EventSubscription } from './event.types.js';
-import { TargetGuard } from './target-guard.js';
+import { TargetGuard } from '../outbound/target-guard.js';
 
 const DEFAULT_PAGE = 20;
 
@@ -66,7 +66,7 @@ export class EventSubscriptionsService {
   async create(dto: CreateEventSubscriptionDto): Promise<CreatedEventSubscriptionDto> {
     const instanceId = dto.instance_id ?? null;
     if (instanceId) await this.instances.get(instanceId);
-    await this.guard.assertUrl(dto.url);
+    await this.assertTarget(dto.url);
     if ((await this.store.countFor(instanceId)) >= this.config.EVENT_SUBSCRIPTIONS_MAX) {
       throw new AppException(
         'event_subscription_limit',
@@ -88,6 +88,12 @@ export class EventSubscriptionsService {
     return { ...EventSubscriptionDto.from(subscription), secret };
   }
 
+  /** 422 event_target_refused unless the URL may receive events (TargetGuard). */
+  private async assertTarget(url: string): Promise<void> {
+    const why = await this.guard.urlRefusal(url);
+    if (why) throw new AppException('event_target_refused', `url is refused: ${why}`);
+  }
+
   async list(instanceId?: string): Promise<EventSubscriptionDto[]> {
     return (await this.store.list(instanceId)).map((row) => EventSubscriptionDto.from(row));
   }
@@ -98,7 +104,7 @@ export class EventSubscriptionsService {
 
   async update(id: string, dto: UpdateEventSubscriptionDto): Promise<EventSubscriptionDto> {
     await this.find(id);
-    if (dto.url !== undefined) await this.guard.assertUrl(dto.url);
+    if (dto.url !== undefined) await this.assertTarget(dto.url);
     const updated = await this.store.update(id, {
       url: dto.url,
       event_types: dto.event_types,

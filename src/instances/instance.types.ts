@@ -41,6 +41,8 @@ export interface AgentSettings {
   /** Whether its inbound messages wait for the agent at all. */
   enabled: boolean;
   url: string | undefined;
+  /** The instance's own URL (an admin's, checked by TargetGuard), not AGENT_MODULE_URL. */
+  guarded: boolean;
   /** The decrypted bearer token. */
   token: string | undefined;
   delayMs: number;

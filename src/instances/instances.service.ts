@@ -8,6 +8,7 @@ import { CryptoService } from '../crypto/crypto.service.js';
 import { reencryptStale } from '../crypto/stale-secrets.js';
 import { sqlState, UNIQUE_VIOLATION } from '../database/sql.js';
 import { ALL_KEYS, CacheInvalidationService } from '../redis/cache-invalidation.service.js';
+import { TargetGuard } from '../outbound/target-guard.js';
 import { PlatformClient } from '../platform/platform-client.js';
 import { PlatformSession } from '../platform/platform-session.js';
 import type { PhoneNumberDetails } from '../platform/platform.types.js';
@@ -44,6 +45,7 @@ export class InstancesService implements OnApplicationBootstrap {
     private readonly platform: PlatformClient,
     private readonly invalidation: CacheInvalidationService,
     private readonly config: AppConfig,
+    private readonly guard: TargetGuard,
   ) {
     invalidation.on(INSTANCE_TOPIC, (id) => {
       this.byId.delete(id);
@@ -130,6 +132,7 @@ export class InstancesService implements OnApplicationBootstrap {
 
   async update(id: string, dto: UpdateInstanceDto): Promise<Instance> {
     const instance = await this.get(id);
+    if (typeof dto.agent?.url === 'string') await this.assertAgentUrl(dto.agent.url);
     const changes: InstanceChanges = {};
     if (dto.name !== undefined) changes.name = dto.name;
     if (dto.token_type !== undefined) changes.token_type = dto.token_type;
@@ -190,6 +193,8 @@ export class InstancesService implements OnApplicationBootstrap {
     return {
       enabled: this.agentEnabled(instance),
       url,
+      // An admin's URL is guarded on every call; AGENT_MODULE_URL comes from the environment.
+      guarded: instance.agent_url !== null,
       // The global token goes only to the global agent, never to an instance's own URL.
       token: instance.agent_token_encrypted
         ? this.crypto.decrypt(instance.agent_token_encrypted, instance.id)
@@ -199,6 +204,12 @@ export class InstancesService implements OnApplicationBootstrap {
       ...this.bufferTiming(instance),
       typing: instance.agent_typing_indicator ?? this.config.AGENT_TYPING_INDICATOR,
     };
+  }
+
+  /** 400 naming agent.url unless the URL may be called (TargetGuard, as for event targets). */
+  private async assertAgentUrl(url: string): Promise<void> {
+    const why = await this.guard.urlRefusal(url);
+    if (why) throw AppException.validation([{ field: 'agent.url', message: `is refused: ${why}` }]);
   }
 
   private agentChanges(id: string, agent: UpdateAgentSettingsDto): InstanceChanges {

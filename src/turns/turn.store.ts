@@ -292,6 +292,30 @@ export class TurnStore {
   }
 
   /**
+   * Releases a turn that found its instance's agent calls all in use: due at
+   * once (a released slot wakes it; the sweeper too, should that be lost),
+   * with `note` as the reason it waits. `counted`: its claim counted a call
+   * that was not made, which is taken back.
+   */
+  async waitForSlot(
+    turnId: string,
+    owner: string,
+    counted: boolean,
+    note: string,
+  ): Promise<boolean> {
+    const updated = await rows(
+      this.db,
+      `UPDATE turns SET next_attempt_at = now(), last_error = $4,
+         attempts = attempts - CASE WHEN $3::boolean THEN 1 ELSE 0 END,
+         lease_owner = NULL, lease_until = NULL, updated_at = now()
+       WHERE id = $1 AND lease_owner = $2 AND status IN ('claimed', 'calling')
+       RETURNING id`,
+      [turnId, owner, counted, note],
+    );
+    return updated.length > 0;
+  }
+
+  /**
    * Ends the turn (lease released), settling its last part as sent first
    * when given; and says when the contact's messages waiting meanwhile arrived.
    */

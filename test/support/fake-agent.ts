@@ -24,15 +24,19 @@ export interface AgentAnswer {
   body?: unknown;
   headers?: Record<string, string>;
   delayMs?: number;
-  /** Never answer (the call stays in flight until the caller gives up or dies). */
+  /** Never answer (the call stays in flight until the caller gives up, dies, or releaseHanging()). */
   hang?: boolean;
   /** Answer only once this settles (a test holds the agent while it does something). */
   release?: Promise<unknown>;
+  /** Send the status at once, then the body one byte every `dripMs` (an agent that trickles). */
+  dripMs?: number;
 }
 
 export interface FakeAgentOptions {
   /** Listens on this port (a random one by default). */
   port?: number;
+  /** Listens on this loopback address (127.0.0.1 by default), e.g. one EVENT_TARGET_ALLOWLIST names. */
+  host?: string;
   /** Keeps every call in `calls` (the default); a long run turns it off and reads `given`. */
   record?: boolean;
   /** How long an idle keep-alive connection stays open, in ms (Node's default otherwise). */
@@ -54,14 +58,20 @@ export class FakeAgent {
   private fallback: (call: AgentCall) => AgentAnswer = (call) => ({
     body: { reply: `echo: ${call.body.text}` },
   });
-  private readonly hanging = new Set<ServerResponse>();
+  private readonly hanging = new Map<ServerResponse, AgentCall>();
+  /** Dripped answers whose caller hung up before their last byte. */
+  cutOff = 0;
   private server?: Server;
   port: number;
 
   private constructor(private readonly options: FakeAgentOptions) {}
 
+  get host(): string {
+    return this.options.host ?? '127.0.0.1';
+  }
+
   get url(): string {
-    return `http://127.0.0.1:${this.port}/agent`;
+    return `http://${this.host}:${this.port}/agent`;
   }
 
   static async start(options: FakeAgentOptions = {}): Promise<FakeAgent> {
@@ -87,7 +97,11 @@ export class FakeAgent {
         if (this.options.record !== false) this.calls.push(call);
         const answer = this.answers.shift() ?? this.fallback(call);
         if (answer.hang) {
-          this.hanging.add(res);
+          this.hanging.set(res, call);
+          return;
+        }
+        if (answer.dripMs) {
+          this.drip(res, answer, answer.dripMs);
           return;
         }
         const send = () => {
@@ -109,7 +123,7 @@ export class FakeAgent {
     if (this.options.keepAliveTimeout !== undefined) {
       server.keepAliveTimeout = this.options.keepAliveTimeout;
     }
-    server.listen(this.port, '127.0.0.1');
+    server.listen(this.port, this.host);
     await once(server, 'listening');
     this.port = (server.address() as AddressInfo).port;
     this.server = server;
@@ -120,11 +134,46 @@ export class FakeAgent {
     const server = this.server;
     if (!server) return;
     this.server = undefined;
-    for (const res of this.hanging) res.destroy();
+    for (const res of this.hanging.keys()) res.destroy();
     this.hanging.clear();
     server.closeAllConnections();
     server.close();
     await once(server, 'close');
+  }
+
+  /** Calls held by `hang` and not answered yet. */
+  get hangingCount(): number {
+    return this.hanging.size;
+  }
+
+  /** Answers every held call with what the fallback gives it now. */
+  releaseHanging(): void {
+    for (const [res, call] of this.hanging) {
+      const answer = this.fallback(call);
+      res.writeHead(answer.status ?? 200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(answer.body ?? {}));
+    }
+    this.hanging.clear();
+  }
+
+  private drip(res: ServerResponse, answer: AgentAnswer, everyMs: number): void {
+    const body = Buffer.from(JSON.stringify(answer.body ?? {}));
+    res.writeHead(answer.status ?? 200, {
+      'content-type': 'application/json',
+      'content-length': String(body.length),
+    });
+    let sent = 0;
+    const timer = setInterval(() => {
+      res.write(body.subarray(sent, sent + 1));
+      if (++sent === body.length) {
+        clearInterval(timer);
+        res.end();
+      }
+    }, everyMs);
+    res.on('close', () => {
+      clearInterval(timer);
+      if (sent < body.length) this.cutOff++;
+    });
   }
 
   /** The next calls get these answers, in order; then the default echo. */
@@ -145,6 +194,7 @@ export class FakeAgent {
     this.calls.length = 0;
     this.given.clear();
     this.callCount = 0;
+    this.cutOff = 0;
     this.answers = [];
     this.fallback = (call) => ({ body: { reply: `echo: ${call.body.text}` } });
   }

@@ -25,12 +25,20 @@ export class UpdateAgentSettingsDto {
     type: String,
     nullable: true,
     example: 'https://agents.example.com/store-b',
-    description: 'Its own agent; null: AGENT_MODULE_URL',
+    description:
+      'Its own agent; null: AGENT_MODULE_URL. Guarded like event targets: https to a public ' +
+      'address (http and private addresses only when in EVENT_TARGET_ALLOWLIST; loopback ' +
+      'outside production), no user:password@; checked here and on every connection.',
   })
   @ValidateIf(set)
   @IsUrl(
-    { protocols: ['http', 'https'], require_protocol: true, require_tld: false },
-    { message: 'must be an http or https URL, or null' },
+    {
+      protocols: ['http', 'https'],
+      require_protocol: true,
+      require_tld: false,
+      disallow_auth: true,
+    },
+    { message: 'must be an http or https URL without user:password@, or null' },
   )
   url?: string | null;
 
@@ -87,11 +95,28 @@ export class AgentSettingsDto {
   static from(instance: Instance): AgentSettingsDto {
     return {
       enabled: instance.agent_enabled,
-      url: instance.agent_url,
+      url: instance.agent_url === null ? null : withoutCredentials(instance.agent_url),
       token_set: instance.agent_token_encrypted !== null,
       buffer_delay_s: instance.agent_buffer_delay_s,
       buffer_max_wait_s: instance.agent_buffer_max_wait_s,
       typing_indicator: instance.agent_typing_indicator,
     };
   }
+}
+
+/**
+ * A URL as it may be shown: credentials saved before they were refused are
+ * masked (such a URL is refused on connection as well).
+ */
+export function withoutCredentials(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url;
+  }
+  if (!parsed.username && !parsed.password) return url;
+  parsed.username = 'redacted';
+  parsed.password = '';
+  return parsed.toString();
 }
