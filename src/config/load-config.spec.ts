@@ -247,6 +247,18 @@ describe('loadConfig', () => {
     },
   );
 
+  it('accepts random values that happen to hold a placeholder word inside them', () => {
+    // Generated keys seen refused for the "dUmMY" inside them (1 in 40,000).
+    const random = [
+      'g_eaYz68yd7n7Kdplgp_7ZFRcFBmJVCr_L5WHC3p0kg,Xt3nJsQxfyisVqzt2eIVOpDX2g8Qcu02qiDUmMYNvMA',
+      'Q2fk9ZchangemeT4x0Lq8vWbYplaceholderR7mN3dKs1JeHu6',
+    ];
+    expect(acceptedIn('ENCRYPTION_PREVIOUS_KEYS', random.slice(0, 1))).toEqual(random.slice(0, 1));
+    for (const name of ['PLATFORM_APP_SECRET', 'PLATFORM_VERIFY_TOKEN', 'JWT_SECRET']) {
+      expect([name, acceptedIn(name, random)]).toEqual([name, random]);
+    }
+  });
+
   it("refuses the development fallbacks, the examples' placeholders and short values for every secret", () => {
     const fallbacks = [
       'dev-verify-token-change-me',

