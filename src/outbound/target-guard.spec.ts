@@ -7,14 +7,15 @@ import { loadConfig } from '../config/load-config.js';
 import { keepAliveAgents } from '../common/http-agents.js';
 import { TargetGuard } from './target-guard.js';
 
+// Random-looking values: production refuses guessable secrets.
 const PRODUCTION = {
   NODE_ENV: 'production',
   PLATFORM_VERIFY_TOKEN: 'verify-token-0123456789',
   PLATFORM_APP_SECRET: 'app-secret-0123456789abcdef',
-  ADMIN_PASSWORD: 'a-strong-admin-password-0123',
-  JWT_SECRET: 'jwt-secret-0123456789abcdef0123456789abcdef',
-  ENCRYPTION_KEY: 'a'.repeat(64),
-  METRICS_TOKEN: 'metrics-token-0123456789',
+  ADMIN_PASSWORD: 'Kq7-vT2m-Xw9p-Lr4z',
+  JWT_SECRET: 'Qm3vZ8kT1xW7pL4rN9sD2fH6jB5cY0gA',
+  ENCRYPTION_KEY: '5f1c9a7e3b8d2064af91c7e5b3d80a6f2e4c7b9d1a3f5e8c0b2d4f6a8c1e3b5d',
+  METRICS_TOKEN: 'mT7qZ2xV9kR4wP1s',
 };
 
 /** A guard whose DNS answers from `zone` (names re-pointed between calls as a test wants). */
