@@ -35,8 +35,10 @@ describe('buffering and the agent', () => {
     PLATFORM_APP_SECRET: SECRET,
     AGENT_MODULE_URL: 'http://127.0.0.1:1/agent', // replaced in beforeAll
     AGENT_MODULE_TOKEN: 'agent-secret-token',
-    MESSAGE_BUFFER_DELAY: '0.4',
-    MESSAGE_BUFFER_MAX_WAIT: '1.5',
+    // Quiet long enough that the tests' bursts (deliveries 150 ms apart) stay one
+    // batch on a loaded machine (0.4 s split one beside a CPU hog).
+    MESSAGE_BUFFER_DELAY: '2',
+    MESSAGE_BUFFER_MAX_WAIT: '5',
     AGENT_RETRY_MAX_S: '4',
   });
   let service: TestApp;
@@ -181,11 +183,11 @@ describe('buffering and the agent', () => {
   it('sends a batch at the latest MESSAGE_BUFFER_MAX_WAIT after its first message', async () => {
     const from = '5511911110006';
     const timestamp = Math.floor(Date.now() / 1000);
-    // A message every 250 ms (shorter than the 400 ms delay) until the agent has a
-    // batch: while the user keeps typing, only the max wait (1.5 s) sends one. The
-    // cap (40 messages, over 10 s) is only there to end the test if it never does.
+    // A message every 250 ms (shorter than the 2 s delay) until the agent has a
+    // batch: while the user keeps typing, only the max wait (5 s) sends one. The
+    // cap (80 messages, over 20 s) is only there to end the test if it never does.
     const sent: string[] = [];
-    while (agent.callsFor(from).length === 0 && sent.length < 40) {
+    while (agent.callsFor(from).length === 0 && sent.length < 80) {
       sent.push(`m${sent.length}`);
       await deliver([textMessage(from, sent.at(-1)!, timestamp)]);
       await new Promise((resolve) => setTimeout(resolve, 250));
