@@ -8,7 +8,7 @@ import { serveOpenApi } from './openapi.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { errorBody } from './common/all-exceptions.filter.js';
 import { AppException } from './common/app.exception.js';
-import { discardRest, REFUSED_BODY_DISCARD_BYTES } from './common/refused-body.js';
+import { discardRest } from './common/refused-body.js';
 import { REQUEST_ID_HEADER, requestIdFor } from './common/request-id.js';
 import type { RouteLimits } from './common/route-limits.js';
 import type { AppConfig } from './config/app-config.js';
@@ -16,6 +16,14 @@ import { MAX_UPLOAD_BYTES } from './media/media-limits.js';
 
 /** Largest request body of any route that does not say otherwise (every JSON route fits). */
 export const BODY_LIMIT_BYTES = 64 * 1024;
+
+/**
+ * How long a client may take to send a whole request, headers and body
+ * (Fastify's default is no limit, so a client dripping bytes held its
+ * connection forever). Long enough for the largest upload, a 100 MB document,
+ * at 400 KB/s; answers are not bounded by it (it ends once the body is in).
+ */
+export const REQUEST_TIMEOUT_MS = 300_000;
 
 /**
  * Fastify's default JSON parser as it runs (and as Nest calls it): on the
@@ -65,6 +73,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     requestIdHeader: false,
     trustProxy: config.TRUST_PROXY.length > 0 ? config.TRUST_PROXY : false,
     return503OnClosing: true,
+    requestTimeout: REQUEST_TIMEOUT_MS,
     // Uploads are streamed (POST /media/upload), one file per request.
     multipart: { limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 5, parts: 6 } },
   });
@@ -122,11 +131,14 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   });
   // An error answered before the body was read (over its limit, an unsupported
   // type): the sender is still writing, and closing a socket with unread bytes
-  // resets it, so it would see EPIPE instead of the answer. Read the rest and
-  // throw it away first, up to a bound; a longer body is cut off.
+  // resets it, so it would see EPIPE instead of the answer. Only routes that
+  // need it (the webhook: the platform writes all before it reads) read the
+  // rest and throw it away first, up to a size and a deadline; everywhere
+  // else, and past those bounds, the answer closes the connection at once.
   fastify.addHook('onError', async (request, reply) => {
     if (request.raw.complete) return;
-    if (await discardRest(request.raw, REFUSED_BODY_DISCARD_BYTES)) {
+    const budget = (request.routeOptions.config as RouteLimits | undefined)?.refusedBodyDiscard;
+    if (budget && (await discardRest(request.raw, budget))) {
       // Fastify asks to close because the client may send more: it has sent it all.
       reply.removeHeader('connection');
     } else {

@@ -1,8 +1,10 @@
 import { once } from 'node:events';
 import { request } from 'node:http';
 import { connect } from 'node:net';
-import { REFUSED_BODY_DISCARD_BYTES } from '../src/common/refused-body.js';
-import { WEBHOOK_BODY_LIMIT_BYTES } from '../src/webhook/webhook.controller.js';
+import {
+  WEBHOOK_BODY_LIMIT_BYTES,
+  WEBHOOK_REFUSED_DISCARD_BYTES,
+} from '../src/webhook/webhook.controller.js';
 import { webhookSignature } from './support/fake-platform.js';
 import { http, useTestService, type TestApp } from './support/test-app.js';
 
@@ -46,40 +48,69 @@ async function post(port: number, body: Buffer, headers: Record<string, string>)
   return outcome;
 }
 
+interface Endless {
+  /** The route, the webhook's unless said. */
+  path?: string;
+  signature?: string;
+  /** The declared Content-Length, or chunked when undefined. */
+  declared: number | undefined;
+  /** Bytes to send at most. */
+  max: number;
+  /** A pause after each chunk (a slow sender), or none. */
+  pauseMs?: number;
+  /** Bytes in each chunk: 64 KB unless said. */
+  chunkBytes?: number;
+}
+
 /**
- * Sends a body that never ends on a raw connection (declared `declared` bytes
- * long, or chunked when undefined), chunk after chunk while the server reads,
- * up to `max` bytes. How much was written before the server cut it off.
+ * Sends a body on a raw connection, chunk after chunk while the server reads
+ * (or with a pause between chunks), up to `max` bytes. How much was written
+ * before the server closed the connection, whether it did, and what it answered.
  */
 async function endless(
   port: number,
-  signature: string,
-  declared: number | undefined,
-  max: number,
-): Promise<{ written: number; cut: boolean }> {
+  {
+    path = '/webhooks/messenger',
+    signature = 'sha256=00',
+    declared,
+    max,
+    pauseMs,
+    chunkBytes,
+  }: Endless,
+): Promise<{ written: number; cut: boolean; answer: string }> {
   const socket = connect(port, '127.0.0.1');
   await once(socket, 'connect');
   socket.on('error', () => undefined);
-  socket.on('data', () => undefined);
+  let answer = '';
+  socket.on('data', (data: Buffer) => (answer += data.toString('latin1')));
   const closed = new Promise<boolean>((resolve) => socket.on('close', () => resolve(true)));
   const framing =
     declared === undefined ? 'Transfer-Encoding: chunked' : `Content-Length: ${declared}`;
   socket.write(
-    `POST /webhooks/messenger HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+    `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
       `x-hub-signature-256: ${signature}\r\n${framing}\r\n\r\n`,
   );
-  const chunk = Buffer.alloc(64 * 1024, 0x20);
+  const chunk = Buffer.alloc(chunkBytes ?? 64 * 1024, 0x20);
   const framed =
     declared === undefined
       ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')])
       : chunk;
   let written = 0;
   let cut = false;
-  while (written < max && !socket.destroyed) {
+  let isClosed = false;
+  void closed.then(() => (isClosed = true));
+  while (written < max && !socket.destroyed && !isClosed) {
     written += chunk.length;
     if (!socket.write(framed)) {
       const drained = new Promise<boolean>((resolve) => socket.once('drain', () => resolve(false)));
       cut = await Promise.race([drained, closed]);
+      if (cut) break;
+    }
+    if (pauseMs) {
+      cut = await Promise.race([
+        closed,
+        new Promise<boolean>((r) => setTimeout(r, pauseMs, false)),
+      ]);
       if (cut) break;
     }
   }
@@ -89,7 +120,7 @@ async function endless(
     cut = await closed;
   }
   socket.destroy();
-  return { written, cut };
+  return { written, cut, answer };
 }
 
 describe('webhook: an oversized delivery is answered 413, and its sender reads it', () => {
@@ -152,14 +183,47 @@ describe('webhook: an oversized delivery is answered 413, and its sender reads i
   });
 
   it('cuts off a body far beyond what it reads to discard, declared or chunked', async () => {
-    const max = REFUSED_BODY_DISCARD_BYTES * 4;
+    const max = WEBHOOK_REFUSED_DISCARD_BYTES * 4;
     // Declared too long to discard: cut without reading it.
-    const declared = await endless(port, 'sha256=00', max, max);
+    const declared = await endless(port, { declared: max, max });
     expect(declared.cut).toBe(true);
     expect(declared.written).toBeLessThan(max);
     // Chunked, so its length is unknown: read up to the discard limit, then cut.
-    const chunked = await endless(port, 'sha256=00', undefined, max);
+    const chunked = await endless(port, { declared: undefined, max });
     expect(chunked.cut).toBe(true);
     expect(chunked.written).toBeLessThan(max);
   });
+
+  it('answers a 413 on a 64 KB route and closes the connection without reading the body', async () => {
+    // A slow sender of a 10 MB body to the login: answered at once, its
+    // connection closed, having sent a small part of it.
+    const declared = 10 * MB;
+    const slow = await endless(port, {
+      path: '/admin/auth/login',
+      declared,
+      max: declared,
+      chunkBytes: 16 * 1024,
+      pauseMs: 5,
+    });
+    expect(slow.answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(slow.answer).toContain("over this route's limit of 64 KB");
+    expect(slow.cut).toBe(true);
+    expect(slow.written).toBeLessThan(declared / 4);
+  });
+
+  it('cuts off a refused delivery that drips its bytes, at the discard deadline', async () => {
+    // Declared 6 MB (over the limit, within what the webhook would discard),
+    // sent at about 160 KB/s: it would take 40 s to send it all.
+    const declared = 6 * MB;
+    expect(declared).toBeLessThan(WEBHOOK_REFUSED_DISCARD_BYTES);
+    const dripping = await endless(port, {
+      declared,
+      max: declared,
+      chunkBytes: 16 * 1024,
+      pauseMs: 100,
+    });
+    expect(dripping.answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(dripping.cut).toBe(true);
+    expect(dripping.written).toBeLessThan(declared / 2);
+  }, 120_000);
 });

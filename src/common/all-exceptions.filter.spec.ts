@@ -9,7 +9,7 @@ interface Sent {
   body?: Record<string, unknown>;
 }
 
-function hostFor(sent: Sent, url = '/x'): ArgumentsHost {
+function hostFor(sent: Sent, url = '/x', route?: string): ArgumentsHost {
   const reply = {
     status(code: number) {
       sent.status = code;
@@ -27,15 +27,15 @@ function hostFor(sent: Sent, url = '/x'): ArgumentsHost {
       return reply;
     },
   };
-  const request = { id: 'req-1', method: 'GET', url };
+  const request = { id: 'req-1', method: 'GET', url, routeOptions: { url: route } };
   return {
     switchToHttp: () => ({ getResponse: () => reply, getRequest: () => request }),
   } as unknown as ArgumentsHost;
 }
 
-function filter(exception: unknown, url?: string): Sent {
+function filter(exception: unknown, url?: string, route?: string): Sent {
   const sent: Sent = { headers: {} };
-  new AllExceptionsFilter().catch(exception, hostFor(sent, url));
+  new AllExceptionsFilter().catch(exception, hostFor(sent, url, route));
   return sent;
 }
 
@@ -125,17 +125,19 @@ describe('AllExceptionsFilter', () => {
     expect(lines.join('\n')).not.toContain('the-secret-token');
   });
 
-  it('answers 400 to a value PostgreSQL refused (a data exception), without the value', () => {
-    const lines: string[] = [];
+  it('answers 400 to a value PostgreSQL refused (a data exception), logged as an error with its stack frames and without the value', () => {
+    const errors: string[] = [];
+    const warnings: string[] = [];
     Logger.overrideLogger({
       log: () => undefined,
-      warn: (...parts: unknown[]) => lines.push(JSON.stringify(parts)),
+      warn: (...parts: unknown[]) => warnings.push(JSON.stringify(parts)),
       debug: () => undefined,
       verbose: () => undefined,
-      error: (...parts: unknown[]) => lines.push(JSON.stringify(parts)),
+      error: (...parts: unknown[]) => errors.push(JSON.stringify(parts)),
     });
     const refused = (code: string, message: string) =>
       Object.assign(new Error(message), { code, severity: 'ERROR' });
+    const states = ['22007', '22008', '22003', '22P02'];
     try {
       for (const error of [
         // As TypeORM wraps it (QueryFailedError keeps the driver's error) and as pg raises it.
@@ -146,7 +148,7 @@ describe('AllExceptionsFilter', () => {
         refused('22003', 'value "99999999999999999999" is out of range for type bigint'),
         refused('22P02', 'invalid input syntax for type uuid: "sk_live_X"'),
       ]) {
-        const sent = filter(error, '/contacts?cursor=sk_live_X');
+        const sent = filter(error, '/contacts?cursor=sk_live_X', '/contacts');
         expect(sent.status).toBe(400);
         expect(sent.body).toEqual({
           statusCode: 400,
@@ -159,8 +161,19 @@ describe('AllExceptionsFilter', () => {
     } finally {
       Logger.overrideLogger(false);
     }
-    expect(lines).toHaveLength(4);
-    expect(lines.join('\n')).not.toMatch(/sk_live_X|275760|9999999|stack/);
+    // One error line each (5xx alerting sees them), none a warning.
+    expect(warnings).toEqual([]);
+    expect(errors).toHaveLength(4);
+    errors.forEach((line, i) => {
+      const [context] = JSON.parse(line) as [
+        { sqlState: string; route: string; err: { frames: string[] } },
+      ];
+      expect(context).toMatchObject({ sqlState: states[i], route: '/contacts' });
+      // Where it was thrown: this spec's frames.
+      expect(context.err.frames[0]).toMatch(/^at .*all-exceptions\.filter\.spec\.ts:\d+:\d+/);
+      expect(line).toContain(`GET /contacts: PostgreSQL refused a value (${states[i]})`);
+    });
+    expect(errors.join('\n')).not.toMatch(/sk_live_X|275760|9999999|invalid input|out of range/);
     // Other database errors stay 500.
     expect(filter(refused('23505', 'duplicate key')).status).toBe(500);
     expect(filter(refused('42P01', 'relation does not exist')).status).toBe(500);

@@ -67,6 +67,19 @@ function dataExceptionState(error: unknown): string | undefined {
   return undefined;
 }
 
+function errorName(error: unknown): string {
+  return error instanceof Error ? error.name : typeof error;
+}
+
+/** An error's stack frames alone: the stack's first lines are its message. */
+function stackFrames(error: unknown): string[] {
+  const stack = error instanceof Error ? (error.stack ?? '') : '';
+  return stack
+    .split('\n')
+    .filter((line) => /^\s+at /.test(line))
+    .map((line) => line.trim());
+}
+
 function fromStatus(
   status: number,
   message: string,
@@ -138,10 +151,18 @@ export class AllExceptionsFilter implements ExceptionFilter {
       ? badValue()
       : this.toAppException(exception, request.routeOptions?.bodyLimit);
     if (dataState) {
-      // Not the database's message: it quotes the client's value.
-      this.logger.warn(
-        { reqId: request.id, sqlState: dataState },
-        `${request.method} ${request.url.split('?')[0]}: PostgreSQL refused a value (${dataState}), answered 400`,
+      // At error level, with where it was thrown: it may be a bug of ours, not
+      // the client's, and alerting must see it. Never the message: PostgreSQL's
+      // quotes the value, which may be a secret the client pasted.
+      const route = request.routeOptions?.url ?? request.url.split('?')[0];
+      this.logger.error(
+        {
+          reqId: request.id,
+          sqlState: dataState,
+          route,
+          err: { type: errorName(exception), frames: stackFrames(exception) },
+        },
+        `${request.method} ${route}: PostgreSQL refused a value (${dataState}), answered 400`,
       );
     }
 

@@ -21,6 +21,12 @@ import { WebhookService } from './webhook.service.js';
 /** The platform sends up to 3 MB (1,000 updates) in one delivery. */
 export const WEBHOOK_BODY_LIMIT_BYTES = 5 * 1024 * 1024;
 
+/**
+ * A refused delivery is read and discarded up to this size, so the platform (which
+ * writes the whole body before it reads) sees the 413: the limit and 2 MB.
+ */
+export const WEBHOOK_REFUSED_DISCARD_BYTES = WEBHOOK_BODY_LIMIT_BYTES + 2 * 1024 * 1024;
+
 export class WebhookAckDto {
   @ApiProperty({ example: 'ok' }) status: 'ok';
 }
@@ -65,6 +71,7 @@ export class WebhookController {
   // the platform is no browser: no parse, no security headers.
   @RouteConfig({
     bodyLimit: WEBHOOK_BODY_LIMIT_BYTES,
+    refusedBodyDiscard: WEBHOOK_REFUSED_DISCARD_BYTES,
     rawBodyOnly: true,
     helmet: { skipRoute: true },
   } satisfies RouteLimits)
@@ -74,8 +81,8 @@ export class WebhookController {
     summary: "The platform's deliveries: messages, statuses, template events",
     description:
       'Acknowledged once stored in Redis; the workers process it. Up to 5 MB: a larger body ' +
-      'is answered 413 after the rest of it is read and discarded (up to 20 MB; beyond that ' +
-      'the connection is closed), so the sender reads the answer.',
+      'is answered 413 after the rest of it is read and discarded (up to 7 MB, for 10 s ' +
+      'at most; beyond that the connection is closed), so the sender reads the answer.',
   })
   @ApiHeader({
     name: 'x-hub-signature-256',
