@@ -14,6 +14,7 @@ import { ConversationsAndHandoff1764500000000 } from './migrations/1764500000000
 import { InstanceAgentSettings1764600000000 } from './migrations/1764600000000-instance-agent-settings.js';
 import { EventsWhenWanted1764700000000 } from './migrations/1764700000000-events-when-wanted.js';
 import { ConversationPositions1764800000000 } from './migrations/1764800000000-conversation-positions.js';
+import { ConversationIndexes1764860000000 } from './migrations/1764860000000-conversation-indexes.js';
 
 export const MIGRATIONS = [
   InitialSchema1763740800000,
@@ -28,6 +29,7 @@ export const MIGRATIONS = [
   InstanceAgentSettings1764600000000,
   EventsWhenWanted1764700000000,
   ConversationPositions1764800000000,
+  ConversationIndexes1764860000000,
 ];
 
 /** Any constant: every process that migrates takes the same PostgreSQL advisory lock. */
@@ -74,7 +76,11 @@ export class MigrationRunner implements OnModuleInit {
     await lock.connect();
     try {
       await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
-      const applied = await migrations.runMigrations({ transaction: 'all' });
+      // A transaction each, not one for all: a migration that builds an index
+      // concurrently cannot run in one, and a table lock one migration takes is
+      // not held while the next runs. Each migration is recorded as applied with
+      // its changes, so a run that fails resumes at the failed one.
+      const applied = await migrations.runMigrations({ transaction: 'each' });
       if (applied.length > 0) {
         this.logger.log(`applied ${applied.map((m) => m.name).join(', ')}`);
       }
