@@ -32,6 +32,15 @@ export const MIGRATIONS = [
   ConversationIndexes1764860000000,
 ];
 
+/**
+ * A session of the service left idle inside a transaction (a bug, a stalled
+ * process) is ended by PostgreSQL after this long: while it is open it holds
+ * every conversation follower back (MessageStore.readConversation's horizon)
+ * and keeps its locks. The service's transactions run SQL only, with no pause
+ * between statements, so this is far above any gap of theirs.
+ */
+export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
+
 /** Any constant: every process that migrates takes the same PostgreSQL advisory lock. */
 const MIGRATION_LOCK_ID = 7_250_113_001;
 
@@ -49,7 +58,12 @@ export function typeOrmOptions(config: AppConfig): TypeOrmModuleOptions {
     retryDelay: 1000,
     // Bounded, so a request answers 503 within 5 s when PostgreSQL is away or
     // hangs (a connection that never answers would otherwise wait for TCP).
-    extra: { max: 20, connectionTimeoutMillis: 2000, query_timeout: 3000 },
+    extra: {
+      max: 20,
+      connectionTimeoutMillis: 2000,
+      query_timeout: 3000,
+      idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    },
   };
 }
 
@@ -69,7 +83,11 @@ export class MigrationRunner implements OnModuleInit {
     const migrations = new DataSource({
       ...(typeOrmOptions(this.config) as DataSourceOptions),
       // Two: one holds the advisory lock while the other migrates.
-      extra: { max: 2, connectionTimeoutMillis: 5000 },
+      extra: {
+        max: 2,
+        connectionTimeoutMillis: 5000,
+        idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS,
+      },
     });
     await migrations.initialize();
     const lock = migrations.createQueryRunner();
