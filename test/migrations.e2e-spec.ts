@@ -1,21 +1,58 @@
-import { DataSource } from 'typeorm';
+import { Client } from 'pg';
+import { DataSource, type Logger, type QueryRunner } from 'typeorm';
 import { MIGRATIONS } from '../src/database/database.module.js';
 import { adminToken, createApiKey, http, startTestApp, TestDatabase } from './support/test-app.js';
 
-/** Runs the first `count` migrations (all of them by default) against `url`. */
-async function migrate(url: string, count = MIGRATIONS.length): Promise<void> {
+/** A statement a migration run sent, and whether it ran inside a transaction. */
+interface Sent {
+  sql: string;
+  inTransaction: boolean;
+}
+
+/**
+ * Runs the first `count` migrations (all of them by default) against `url`,
+ * as the service's runner does (a transaction each, unless a migration opts
+ * out); `sent` receives the statements.
+ */
+async function migrate(url: string, count = MIGRATIONS.length, sent: Sent[] = []): Promise<void> {
+  const record = (sql: string, _parameters?: unknown[], runner?: QueryRunner) =>
+    sent.push({
+      sql: sql.replace(/\s+/g, ' ').trim(),
+      inTransaction: !!runner?.isTransactionActive,
+    });
+  const logger: Logger = {
+    logQuery: record,
+    logQueryError: () => undefined,
+    logQuerySlow: () => undefined,
+    logSchemaBuild: () => undefined,
+    logMigration: () => undefined,
+    log: () => undefined,
+  };
   const source = new DataSource({
     type: 'postgres',
     url,
     migrations: MIGRATIONS.slice(0, count),
-    logging: false,
+    logging: ['query'],
+    logger,
   });
   await source.initialize();
   try {
-    await source.runMigrations({ transaction: 'all' });
+    await source.runMigrations({ transaction: 'each' });
   } finally {
     await source.destroy();
   }
+}
+
+/** The indexes of `messages` by name: valid or not, and their definition. */
+async function messageIndexes(
+  db: TestDatabase,
+): Promise<Record<string, { valid: boolean; definition: string }>> {
+  const found = await db.query<{ name: string; valid: boolean; definition: string }>(
+    `SELECT c.relname AS name, i.indisvalid AS valid, pg_get_indexdef(i.indexrelid) AS definition
+     FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+     WHERE i.indrelid = 'messages'::regclass`,
+  );
+  return Object.fromEntries(found.map(({ name, ...rest }) => [name, rest]));
 }
 
 const before = (name: string) => MIGRATIONS.findIndex((migration) => migration.name === name);
@@ -139,5 +176,111 @@ describe('migrations keep the data of earlier versions', () => {
     } finally {
       await service.close();
     }
+  });
+
+  it('builds the conversation indexes concurrently, outside a transaction, and takes the table lock only briefly', async () => {
+    await migrate(db.url, before('ConversationPositions1764800000000'));
+    const sent: Sent[] = [];
+    await migrate(db.url, MIGRATIONS.length, sent);
+
+    const indexes = await messageIndexes(db);
+    expect(indexes.ix_messages_contact).toBeUndefined();
+    expect(indexes.ix_messages_contact_arrival).toEqual({
+      valid: true,
+      definition: expect.stringContaining(
+        "(contact_id, date_trunc('second'::text, (created_at AT TIME ZONE 'UTC'::text)), received_at, seq) WHERE (contact_id IS NOT NULL)",
+      ),
+    });
+    expect(indexes.ix_messages_contact_stored).toEqual({
+      valid: true,
+      definition: expect.stringContaining(
+        '(contact_id, stored_tx, seq) WHERE (contact_id IS NOT NULL)',
+      ),
+    });
+
+    // Every index built or dropped on messages: CONCURRENTLY (writers go on), in no transaction.
+    const indexWork = sent.filter((s) => /^(CREATE|DROP) INDEX/i.test(s.sql));
+    expect(indexWork.map((s) => s.sql.split(' ').slice(0, 3).join(' '))).toEqual([
+      'CREATE INDEX CONCURRENTLY',
+      'CREATE INDEX CONCURRENTLY',
+      'DROP INDEX CONCURRENTLY',
+    ]);
+    expect(indexWork.every((s) => !s.inTransaction)).toBe(true);
+    // The strongest lock (ALTER TABLE) is asked for with a bound on the wait, in its own transaction.
+    const alter = sent.findIndex((s) => /^ALTER TABLE messages/.test(s.sql));
+    const timeout = sent.findIndex((s) => /^SET LOCAL lock_timeout/.test(s.sql));
+    expect(timeout).toBeGreaterThanOrEqual(0);
+    expect(timeout).toBeLessThan(alter);
+    expect(sent.slice(timeout, alter + 1).every((s) => s.inTransaction)).toBe(true);
+  });
+
+  it('gives up on the table lock behind a long transaction, and the next run completes', async () => {
+    await migrate(db.url, before('ConversationPositions1764800000000'));
+    // An old pod's transaction that has read messages and stays open.
+    const reader = new Client({ connectionString: db.url });
+    await reader.connect();
+    try {
+      await reader.query('BEGIN');
+      await reader.query('SELECT count(*) FROM messages');
+      await expect(migrate(db.url)).rejects.toThrow(/lock timeout/);
+      expect(await messageIndexes(db)).toHaveProperty('ix_messages_contact');
+      await reader.query('COMMIT');
+    } finally {
+      await reader.end();
+    }
+
+    await migrate(db.url);
+    const applied = await db.query<{ name: string }>('SELECT name FROM migrations ORDER BY id');
+    expect(applied.map((row) => row.name)).toEqual(MIGRATIONS.map((migration) => migration.name));
+    const [column] = await db.query(
+      `SELECT column_default FROM information_schema.columns
+       WHERE table_name = 'messages' AND column_name = 'stored_tx'`,
+    );
+    expect(column).toEqual({ column_default: 'pg_current_xact_id()' });
+  });
+
+  it('rebuilds an index an interrupted build left invalid', async () => {
+    await migrate(db.url, before('ConversationPositions1764800000000') + 1);
+    const [instance] = await db.query<{ id: string }>(
+      `INSERT INTO instances (name, phone_number_id, channel_account_id, access_token_encrypted,
+         token_type, webhook_verify_token)
+       VALUES ('old', '1', '2', 'x', 'system_user', 'verify') RETURNING id`,
+    );
+    const [contact] = await db.query<{ id: string }>(
+      `INSERT INTO contacts (instance_id, wa_id, name, last_inbound_at)
+       VALUES ($1, '5511900000009', 'Old Ana', now()) RETURNING id`,
+      [instance.id],
+    );
+    await db.query(
+      `INSERT INTO messages (instance_id, wamid, direction, contact, contact_id, type, body, status)
+       VALUES ($1, 'wamid.a', 'inbound', '5511900000009', $2, 'text', '{}', 'received'),
+              ($1, 'wamid.b', 'inbound', '5511900000009', $2, 'text', '{}', 'received')`,
+      [instance.id, contact.id],
+    );
+    // A concurrent build that fails leaves its index behind, INVALID, under the names the migration
+    // builds (as a build cut by a killed migrator does).
+    for (const name of ['ix_messages_contact_arrival', 'ix_messages_contact_stored']) {
+      await expect(
+        db.query(`CREATE UNIQUE INDEX CONCURRENTLY ${name} ON messages (contact_id)`),
+      ).rejects.toThrow(/could not create unique index/);
+    }
+    expect(await messageIndexes(db)).toMatchObject({
+      ix_messages_contact_arrival: { valid: false },
+      ix_messages_contact_stored: { valid: false },
+    });
+
+    await migrate(db.url);
+    const indexes = await messageIndexes(db);
+    expect(indexes.ix_messages_contact).toBeUndefined();
+    expect(indexes.ix_messages_contact_arrival).toEqual({
+      valid: true,
+      definition: expect.stringMatching(
+        /^CREATE INDEX .*\(contact_id, date_trunc.*received_at, seq\)/,
+      ),
+    });
+    expect(indexes.ix_messages_contact_stored).toEqual({
+      valid: true,
+      definition: expect.stringMatching(/^CREATE INDEX .*\(contact_id, stored_tx, seq\)/),
+    });
   });
 });

@@ -14,6 +14,7 @@ import { ConversationsAndHandoff1764500000000 } from './migrations/1764500000000
 import { InstanceAgentSettings1764600000000 } from './migrations/1764600000000-instance-agent-settings.js';
 import { EventsWhenWanted1764700000000 } from './migrations/1764700000000-events-when-wanted.js';
 import { ConversationPositions1764800000000 } from './migrations/1764800000000-conversation-positions.js';
+import { ConversationIndexes1764860000000 } from './migrations/1764860000000-conversation-indexes.js';
 
 export const MIGRATIONS = [
   InitialSchema1763740800000,
@@ -28,7 +29,17 @@ export const MIGRATIONS = [
   InstanceAgentSettings1764600000000,
   EventsWhenWanted1764700000000,
   ConversationPositions1764800000000,
+  ConversationIndexes1764860000000,
 ];
+
+/**
+ * A session of the service left idle inside a transaction (a bug, a stalled
+ * process) is ended by PostgreSQL after this long: while it is open it holds
+ * every conversation follower back (MessageStore.readConversation's horizon)
+ * and keeps its locks. The service's transactions run SQL only, with no pause
+ * between statements, so this is far above any gap of theirs.
+ */
+export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
 
 /** Any constant: every process that migrates takes the same PostgreSQL advisory lock. */
 const MIGRATION_LOCK_ID = 7_250_113_001;
@@ -47,7 +58,12 @@ export function typeOrmOptions(config: AppConfig): TypeOrmModuleOptions {
     retryDelay: 1000,
     // Bounded, so a request answers 503 within 5 s when PostgreSQL is away or
     // hangs (a connection that never answers would otherwise wait for TCP).
-    extra: { max: 20, connectionTimeoutMillis: 2000, query_timeout: 3000 },
+    extra: {
+      max: 20,
+      connectionTimeoutMillis: 2000,
+      query_timeout: 3000,
+      idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    },
   };
 }
 
@@ -67,14 +83,22 @@ export class MigrationRunner implements OnModuleInit {
     const migrations = new DataSource({
       ...(typeOrmOptions(this.config) as DataSourceOptions),
       // Two: one holds the advisory lock while the other migrates.
-      extra: { max: 2, connectionTimeoutMillis: 5000 },
+      extra: {
+        max: 2,
+        connectionTimeoutMillis: 5000,
+        idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_TIMEOUT_MS,
+      },
     });
     await migrations.initialize();
     const lock = migrations.createQueryRunner();
     await lock.connect();
     try {
       await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
-      const applied = await migrations.runMigrations({ transaction: 'all' });
+      // A transaction each, not one for all: a migration that builds an index
+      // concurrently cannot run in one, and a table lock one migration takes is
+      // not held while the next runs. Each migration is recorded as applied with
+      // its changes, so a run that fails resumes at the failed one.
+      const applied = await migrations.runMigrations({ transaction: 'each' });
       if (applied.length > 0) {
         this.logger.log(`applied ${applied.map((m) => m.name).join(', ')}`);
       }

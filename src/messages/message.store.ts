@@ -61,7 +61,7 @@ export interface ArrivalPosition {
   seq: bigint;
 }
 
-/** The arrival order's first key, as the index ix_messages_contact has it. */
+/** The arrival order's first key, as the index ix_messages_contact_arrival has it. */
 const ARRIVAL_SECOND = `date_trunc('second', m.created_at AT TIME ZONE 'UTC')`;
 
 /** Where a message sits in the order messages were stored: its transaction, then `seq`. */

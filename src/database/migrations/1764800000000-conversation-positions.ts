@@ -19,13 +19,21 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *
  * Safe for a running service: the column comes with a constant default (rows
  * already stored read as 0, "long ago", without a rewrite); only then does
- * the default become the inserting transaction.
+ * the default become the inserting transaction. The table lock is held only
+ * for these catalog changes, and waited for at most LOCK_TIMEOUT: queued
+ * behind a long transaction it would block every query on `messages`; given
+ * up, the migration is rolled back and the next start (or the Job's next
+ * attempt) runs it again. The indexes it needs are built concurrently, by
+ * ConversationIndexes1764860000000.
  */
+const LOCK_TIMEOUT = '5s';
+
 export class ConversationPositions1764800000000 implements MigrationInterface {
   name = 'ConversationPositions1764800000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     const q = (sql: string) => queryRunner.query(sql);
+    await q(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
     await q(`ALTER TABLE messages ADD COLUMN stored_tx xid8 NOT NULL DEFAULT '0'`);
     await q(`ALTER TABLE messages ALTER COLUMN stored_tx SET DEFAULT pg_current_xact_id()`);
     // A message that joins a contact later (a status placeholder its send completes, a merge
@@ -40,22 +48,11 @@ export class ConversationPositions1764800000000 implements MigrationInterface {
       CREATE TRIGGER tr_message_moved BEFORE UPDATE OF contact_id ON messages
       FOR EACH ROW WHEN (NEW.contact_id IS NOT NULL AND OLD.contact_id IS DISTINCT FROM NEW.contact_id)
       EXECUTE FUNCTION mc_message_moved()`);
-    await q(`DROP INDEX ix_messages_contact`);
-    // In UTC, so the expression is immutable (the truncation is the same in any zone).
-    await q(`CREATE INDEX ix_messages_contact ON messages
-             (contact_id, date_trunc('second', created_at AT TIME ZONE 'UTC'), received_at, seq)
-             WHERE contact_id IS NOT NULL`);
-    await q(`CREATE INDEX ix_messages_contact_stored ON messages (contact_id, stored_tx, seq)
-             WHERE contact_id IS NOT NULL`);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
     const q = (sql: string) => queryRunner.query(sql);
-    await q(`DROP INDEX ix_messages_contact_stored`);
-    await q(`DROP INDEX ix_messages_contact`);
-    await q(
-      `CREATE INDEX ix_messages_contact ON messages (contact_id, seq) WHERE contact_id IS NOT NULL`,
-    );
+    await q(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
     await q(`DROP TRIGGER tr_message_moved ON messages`);
     await q(`DROP FUNCTION mc_message_moved()`);
     await q(`ALTER TABLE messages DROP COLUMN stored_tx`);
