@@ -85,11 +85,28 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     bufferLogs: true,
-    // A boot failure throws (main.ts reports it and exits) rather than exiting inside Nest.
+    // A boot failure throws (server.ts waits and boots again, or exits) rather than exiting inside Nest.
     abortOnError: false,
     // The webhook signature is checked over the bytes received, never re-serialised JSON.
     rawBody: true,
   });
+  try {
+    await configure(app, adapter, config);
+  } catch (error) {
+    // What the boot opened (pools, Redis clients, workers) is closed, so that
+    // the process can wait for a dependency and boot again.
+    await app.close().catch(() => undefined);
+    throw error;
+  }
+  servedRoutes.set(app, routes);
+  return app;
+}
+
+async function configure(
+  app: NestFastifyApplication,
+  adapter: FastifyAdapter,
+  config: AppConfig,
+): Promise<void> {
   app.useLogger(app.get(Logger));
   // Nest's JSON parser, except on routes that read only the raw bytes (the webhook).
   const parseJson = adapter
@@ -177,6 +194,4 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   });
   await app.init();
   await fastify.ready();
-  servedRoutes.set(app, routes);
-  return app;
 }

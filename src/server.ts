@@ -4,6 +4,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp, shutdownApp } from './app.setup.js';
 import { logDestination, startupLogger } from './config/logger.options.js';
 import { loadConfigOrExit } from './config/load-config.js';
+import { isDependencyUnavailable } from './common/unavailable.js';
 import { Standby } from './startup/standby.js';
 
 /** How long in-flight work may take to finish after SIGTERM before the process gives up. */
@@ -36,6 +37,12 @@ function drain(app: NestFastifyApplication, signal: string): void {
   );
 }
 
+/** Why a boot failed, in a few words, without a URL (it may hold a password). */
+function bootFailure(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/\w+:\/\/\S+/g, '<url>').slice(0, 160);
+}
+
 async function bootstrap(): Promise<void> {
   const { config, warnings } = loadConfigOrExit();
   const startLog = startupLogger(config);
@@ -59,13 +66,32 @@ async function bootstrap(): Promise<void> {
 
   // The port answers from now on: liveness 200, readiness 503 until the app has it.
   const standby = await Standby.listen(config, startLog);
-  await standby.waitForDependencies();
-  state = { phase: 'booting' };
-  const app = await createApp(config);
+  let app: NestFastifyApplication;
+  for (;;) {
+    await standby.waitForDependencies();
+    state = { phase: 'booting' };
+    try {
+      app = await createApp(config);
+      break;
+    } catch (error) {
+      // A dependency that stops answering during the boot (PostgreSQL restarting
+      // during the migrations) is waited for again, as at start, not a crash loop.
+      standby.recheck();
+      if (!isDependencyUnavailable(error) && !(await standby.anyMissing())) throw error;
+      if (signalled) {
+        startLog.info(`${signalled} received while booting: exiting`);
+        exit(0);
+      }
+      startLog.warn(
+        `boot interrupted: a dependency stopped answering (${bootFailure(error)}); waiting for it again`,
+      );
+      state = { phase: 'waiting' };
+    }
+  }
   const logger = new Logger('Bootstrap');
   for (const warning of warnings) logger.warn(`INSECURE CONFIGURATION: ${warning}`);
 
-  await app.listen({ port: config.PORT, host: config.HOST, ...standby.handOver() });
+  await app.listen({ port: config.PORT, host: config.HOST, ...(await standby.handOver()) });
   state = { phase: 'running', app };
   if (signalled) return drain(app, signalled);
   const base = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${config.PORT}`;

@@ -34,6 +34,35 @@ function logLines(service: ServiceProcess): LogLine[] {
     .map((line) => JSON.parse(line) as LogLine);
 }
 
+/** The JSON lines only (a failed boot's framework lines may be plain text). */
+function jsonLines(service: ServiceProcess): LogLine[] {
+  return service
+    .output()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as LogLine);
+}
+
+/**
+ * NODE_OPTIONS for a service process whose resolver gives `localhost` both
+ * loopback addresses, as on most machines (this one's hosts file may have only
+ * 127.0.0.1), so that the app must bind both.
+ */
+const LOCALHOST_IS_BOTH = `--import=data:text/javascript,${encodeURIComponent(`
+import dns from 'node:dns';
+const lookup = dns.lookup;
+dns.lookup = function (host, options, callback) {
+  if (host === 'localhost' && typeof options === 'object' && options.all) {
+    process.nextTick(callback, null, [
+      { address: '127.0.0.1', family: 4 },
+      { address: '::1', family: 6 },
+    ]);
+    return;
+  }
+  return lookup.apply(this, arguments);
+};
+`)}`;
+
 function linesStartingWith(service: ServiceProcess, start: string): LogLine[] {
   return logLines(service).filter((line) => line.msg.startsWith(start));
 }
@@ -291,4 +320,84 @@ describe('a process started while a dependency is away', () => {
 
     await expectWorking(service, '106540352291003', '5511900011003');
   }, 120_000);
+
+  it('PostgreSQL going away during the boot (after its check answered): back to waiting, then boots, without an exit', async () => {
+    const fresh = await TestDatabase.create();
+    databases.push(fresh);
+    const proxy = await TcpProxy.start('127.0.0.1', 5432);
+    proxies.push(proxy);
+    proxy.cutOff();
+    const service = await startServiceProcess(
+      {
+        NODE_ENV: 'development',
+        LOG_LEVEL: 'info',
+        APP_ROLE: 'all',
+        DATABASE_URL: fresh.url.replace('127.0.0.1:5432', `127.0.0.1:${proxy.port}`),
+        PLATFORM_API_URL: platform.url,
+      },
+      { until: 'live' },
+    );
+    processes.push(service);
+    const liveness = watchLiveness(service.url);
+    const notReachable = (): number =>
+      jsonLines(service).filter((line) => line.msg.startsWith('PostgreSQL is not reachable'))
+        .length;
+    await waitFor(() => notReachable() >= 1, 30_000);
+    // One connection gets through, the check's: its SELECT 1 answers, so the
+    // boot starts, and every connection the boot opens is refused.
+    proxy.admit(1);
+    await waitFor(
+      () =>
+        service.child.exitCode !== null ||
+        jsonLines(service).some((line) => line.msg.startsWith('boot interrupted')),
+      60_000,
+    );
+    expect(service.child.exitCode).toBeNull();
+    // Waiting again: the line is back, the probes still answer.
+    const before = notReachable();
+    await waitFor(() => notReachable() > before, 30_000);
+    expect(await http(service.url, 'GET', '/health/ready')).toMatchObject({
+      status: 503,
+      body: { status: 'not_ready', database: 'unhealthy', cache: 'healthy' },
+    });
+
+    proxy.restore();
+    await waitFor(() => isReady(service), 60_000);
+    const { failures } = await liveness.stop();
+    expect(failures).toEqual([]);
+    const lines = jsonLines(service).map((line) => line.msg);
+    const interrupted = lines.findIndex((msg) => msg.startsWith('boot interrupted'));
+    const back = lines.findIndex((msg) => msg.startsWith('PostgreSQL answers at'));
+    const listening = lines.findIndex((msg) => msg.startsWith('all process listening'));
+    expect(interrupted).toBeGreaterThanOrEqual(0);
+    expect(lines.lastIndexOf(`PostgreSQL answers at 127.0.0.1:${proxy.port}`)).toBeGreaterThan(
+      interrupted,
+    );
+    expect(back).toBeGreaterThanOrEqual(0);
+    expect(listening).toBeGreaterThan(interrupted);
+
+    await expectWorking(service, '106540352291004', '5511900011004');
+  }, 180_000);
+
+  it('with HOST=localhost: once the app has the port it answers on 127.0.0.1 and on ::1', async () => {
+    const service = await startServiceProcess({
+      NODE_OPTIONS: LOCALHOST_IS_BOTH,
+      LOG_LEVEL: 'info',
+      HOST: 'localhost',
+      APP_ROLE: 'api',
+      DATABASE_URL: db.url,
+      PLATFORM_API_URL: platform.url,
+    });
+    processes.push(service);
+    // Logged once app.listen has bound every address.
+    await waitFor(() => service.output().includes('api process listening on localhost'), 30_000);
+    const port = new URL(service.url).port;
+    for (const base of [`http://127.0.0.1:${port}`, `http://[::1]:${port}`]) {
+      const answer = await fetch(`${base}/health/ready`).then(
+        (response) => response.status,
+        (error: unknown) => String((error as { cause?: unknown }).cause ?? error),
+      );
+      expect({ base, answer }).toEqual({ base, answer: 200 });
+    }
+  }, 60_000);
 });

@@ -169,6 +169,16 @@ export class AppConfig {
   @IsBoolean({ message: 'DB_MIGRATIONS_RUN must be true or false' })
   DB_MIGRATIONS_RUN = true;
 
+  /**
+   * How long `node dist/migrate.js` waits for PostgreSQL to answer (at start,
+   * or again after it went away mid-migration) before it exits 1.
+   */
+  @Type(() => Number)
+  @IsNumber({}, { message: 'MIGRATE_WAIT_S must be a number of seconds from 0 to 86400' })
+  @Min(0, { message: 'MIGRATE_WAIT_S must be a number of seconds from 0 to 86400' })
+  @Max(86400, { message: 'MIGRATE_WAIT_S must be a number of seconds from 0 to 86400' })
+  MIGRATE_WAIT_S = 600;
+
   @Validate(UrlConstraint, ['redis', 'rediss'])
   REDIS_URL = 'redis://127.0.0.1:6379';
 

@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { isIP } from 'node:net';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
@@ -126,10 +127,31 @@ export class Standby {
    * rather than closing it and binding again, which would refuse the connections
    * that arrive in between. Requests this server took finish here: each of its
    * answers closes its connection, so none stays with it afterwards.
+   *
+   * Only for a literal HOST: for a name (`localhost`) Fastify binds every
+   * address the name resolves to (127.0.0.1 and ::1) and would give this one
+   * socket to each of them, so this server closes and the app binds afresh
+   * (connections in between are refused).
    */
-  handOver(): ListeningHandle {
+  async handOver(): Promise<ListeningHandle | Record<string, never>> {
     this.platform.onApplicationShutdown();
-    return { _handle: (this.server as unknown as ListeningHandle)._handle };
+    if (isIP(this.config.HOST) !== 0) {
+      return { _handle: (this.server as unknown as ListeningHandle)._handle };
+    }
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeIdleConnections();
+    await closed;
+    return {};
+  }
+
+  /** Whether PostgreSQL or Redis did not answer the latest round of checks. */
+  async anyMissing(): Promise<boolean> {
+    return [...(await this.verdicts).values()].some((problem) => problem !== null);
+  }
+
+  /** After a boot that failed because a dependency stopped answering: check both again from now. */
+  recheck(): void {
+    this.verdicts = this.check();
   }
 
   private line(dependency: Dependency, problem: string): string {

@@ -15,6 +15,8 @@ import {
 export class TcpProxy {
   private readonly sockets = new Set<Socket>();
   private cut = false;
+  /** Connections still let through while cut (admit()). */
+  private admitted = 0;
   private server: Server;
   port: number;
 
@@ -43,6 +45,11 @@ export class TcpProxy {
     this.cut = false;
   }
 
+  /** While cut: lets the next `count` new connections through (then refuses again). */
+  admit(count: number): void {
+    this.admitted = count;
+  }
+
   async stop(): Promise<void> {
     this.cutOff();
     this.server.close();
@@ -50,10 +57,11 @@ export class TcpProxy {
   }
 
   private accept(client: Socket): void {
-    if (this.cut) {
+    if (this.cut && this.admitted === 0) {
       client.destroy();
       return;
     }
+    if (this.cut) this.admitted--;
     const upstream = createConnection(this.targetPort, this.targetHost);
     for (const socket of [client, upstream]) {
       this.sockets.add(socket);
