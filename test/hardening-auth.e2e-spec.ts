@@ -8,6 +8,7 @@ import {
   createInstance,
   http,
   startTestApp,
+  type HttpAnswer,
   type TestApp,
 } from './support/test-app.js';
 
@@ -74,40 +75,124 @@ describe('authentication under attack', () => {
     if (answers[89].status === 200) expect(count(401)).toBe(9);
   });
 
-  it('keeps a distributed guesser out without locking the admin out (console and queue dashboard)', async () => {
-    const service = await app({ TRUST_PROXY: '127.0.0.1' });
-    const attackers = ['203.0.113.1', '203.0.113.2', '203.0.113.3', '203.0.113.4', '203.0.113.5'];
-    // 50 wrong passwords for the admin's username, 10 from each of five addresses, all at once.
+  const basic = `Basic ${Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')}`;
+  /** The known-device cookie an answer set, as the browser sends it back. */
+  const deviceCookie = (answer: HttpAnswer<unknown>) =>
+    (answer.headers.get('set-cookie') ?? '').split(';')[0];
+  const count = (answers: Array<HttpAnswer<unknown>>, status: number) =>
+    answers.filter((answer) => answer.status === status).length;
+  const attackers = ['203.0.113.1', '203.0.113.2', '203.0.113.3', '203.0.113.4', '203.0.113.5'];
+  /** 50 wrong passwords for the admin's username, 10 from each of five addresses, all at once. */
+  const distributedAttack = async (service: TestApp) => {
     const guesses = await Promise.all(
       attackers.flatMap((address) =>
         Array.from({ length: 10 }, (_, i) => login(service, `wrong-${i}`, from(address))),
       ),
     );
-    expect(guesses.map((answer) => answer.status)).toEqual(Array(50).fill(401));
+    // The first 11 are checked; beyond 10 failures the username's pace refuses most of the rest.
+    expect(count(guesses, 401) + count(guesses, 429)).toBe(50);
+    expect(count(guesses, 401)).toBeGreaterThan(10);
+  };
+  /** An IPv6 address in a /64 of its own for each n. */
+  const network = (n: number) =>
+    `2001:db8:${(n >> 16).toString(16)}:${(n & 0xffff).toString(16)}::1`;
 
-    // Each attacking address is out for the window, the right password included.
-    for (const address of attackers) {
-      const more = await login(service, ADMIN_PASSWORD, from(address));
-      expect(more.status).toBe(429);
-      expect(more.body.code).toBe('rate_limited');
-      expect(Number(more.headers.get('retry-after'))).toBeGreaterThan(800);
-    }
+  it('paces guesses for a username across all addresses once it is under attack, and still lets the admin in', async () => {
+    const service = await app({ TRUST_PROXY: '127.0.0.1' });
+    await distributedAttack(service);
 
-    // The admin, from another address, gets in: slowed by the username's failures, not refused.
-    const started = Date.now();
+    // 100 more guesses at once, each from a /64 of its own: the username's pace checks few of them.
+    const spread = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => login(service, `spread-${i}`, from(network(i)))),
+    );
+    expect(count(spread, 401) + count(spread, 429)).toBe(100);
+    expect(count(spread, 429)).toBeGreaterThanOrEqual(50);
+    const paced = spread.find((answer) => answer.status === 429)!;
+    expect(paced.body.code).toBe('rate_limited');
+    expect(Number(paced.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+
+    // The burst past, the admin from a fresh address and browser gets in (paced, not refused).
     const admin = await login(service, ADMIN_PASSWORD, from('198.51.100.10'));
     expect(admin.status).toBe(200);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
-    const basic = `Basic ${Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')}`;
-    const dashboard = await http(service.url, 'GET', '/admin/queues/api/queues', {
-      headers: { authorization: basic, ...from('198.51.100.11') },
-    });
-    expect(dashboard.status).toBe(200);
-    // A wrong password from a new address is a plain 401, not a lockout.
-    const wrong = await login(service, 'one-more-guess', from('198.51.100.12'));
-    expect(wrong.status).toBe(401);
-    expect(wrong.body.code).toBe('invalid_credentials');
-  }, 30_000);
+    expect(admin.headers.get('set-cookie')).toMatch(
+      /^mc_known_device=[^;]+; Path=\/admin; Max-Age=\d+; HttpOnly; SameSite=Strict$/,
+    );
+  }, 60_000);
+
+  it("never holds the admin's known browser back while guessers keep the username paced (console and queue dashboard)", async () => {
+    const service = await app({ TRUST_PROXY: '127.0.0.1' });
+    const cookie = deviceCookie(await login(service, ADMIN_PASSWORD, from('198.51.100.20')));
+    expect(cookie).toMatch(/^mc_known_device=/);
+    await distributedAttack(service);
+
+    // The attack goes on beside the admin: 5 guessers, 8 guesses each, each from a fresh /64.
+    const attack = Promise.all(
+      Array.from({ length: 5 }, async (_, worker) => {
+        const answers: Array<HttpAnswer<unknown>> = [];
+        for (let i = 0; i < 8; i++) {
+          answers.push(await login(service, `go-on-${i}`, from(network(1000 + worker * 8 + i))));
+        }
+        return answers;
+      }),
+    ).then((workers) => workers.flat());
+
+    const admin: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const answer = await login(service, ADMIN_PASSWORD, {
+        cookie,
+        ...from(`198.51.100.${30 + i}`),
+      });
+      admin.push(answer.status);
+    }
+    // The dashboard's page loads its assets and polls in parallel, all with the Basic credentials.
+    const dashboard = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        http(service.url, 'GET', '/admin/queues/api/queues', {
+          headers: { authorization: basic, cookie, ...from('198.51.100.40') },
+        }),
+      ),
+    );
+    const guesses = await attack;
+
+    expect(admin).toEqual(Array(5).fill(200));
+    expect(dashboard.map((answer) => answer.status)).toEqual(Array(20).fill(200));
+    expect(count(guesses, 401) + count(guesses, 429)).toBe(40);
+    expect(count(guesses, 429)).toBeGreaterThan(0);
+    // The dashboard still refuses wrong passwords, and counts them: 10 from one address lock it out.
+    const wrong = `Basic ${Buffer.from('admin:not-it').toString('base64')}`;
+    const refused: number[] = [];
+    for (let i = 0; i < 11; i++) {
+      const answer = await http(service.url, 'GET', '/admin/queues/api/queues', {
+        headers: { authorization: wrong, cookie, ...from('198.51.100.41') },
+      });
+      refused.push(answer.status);
+    }
+    expect(refused).toEqual([...Array(10).fill(401), 429]);
+  }, 60_000);
+
+  it('counts an IPv6 client by its /64 and an IPv4-mapped address as IPv4', async () => {
+    const service = await app({ TRUST_PROXY: '127.0.0.1' });
+    // 20 failures from two addresses of one /64, 5 for each of four usernames.
+    for (let i = 0; i < 20; i++) {
+      const address = i % 2 === 0 ? '2001:db8:5:6::1' : '2001:db8:5:6:ffff:ffff:ffff:fffe';
+      expect((await login(service, `wrong-${i}`, from(address), `user-${i % 4}`)).status).toBe(401);
+    }
+    const sameNetwork = await login(service, ADMIN_PASSWORD, from('2001:db8:5:6::abcd'));
+    expect(sameNetwork.status).toBe(429);
+    expect(sameNetwork.body.code).toBe('rate_limited');
+    expect((await login(service, ADMIN_PASSWORD, from('2001:db8:5:7::1'))).status).toBe(200);
+
+    for (let i = 0; i < 20; i++) {
+      const answer = await login(
+        service,
+        `wrong-${i}`,
+        from('::ffff:203.0.113.20'),
+        `user-${i % 4}`,
+      );
+      expect(answer.status).toBe(401);
+    }
+    expect((await login(service, ADMIN_PASSWORD, from('203.0.113.20'))).status).toBe(429);
+  });
 
   it('limits one address across usernames too', async () => {
     const service = await app({ TRUST_PROXY: '127.0.0.1' });

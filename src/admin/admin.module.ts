@@ -5,12 +5,13 @@ import { AdminAuthController } from './admin-auth.controller.js';
 import { AdminAuthService } from './admin-auth.service.js';
 import { ApiKeysController } from './api-keys.controller.js';
 import { InstancesController } from './instances.controller.js';
+import { KnownDevices } from './known-device.js';
 import { LoginThrottleService } from './login-throttle.service.js';
 
 @Module({
   imports: [AuthModule, InstancesModule],
   controllers: [AdminAuthController, InstancesController, ApiKeysController],
-  providers: [AdminAuthService, LoginThrottleService],
+  providers: [AdminAuthService, KnownDevices, LoginThrottleService],
   exports: [AdminAuthService],
 })
 export class AdminModule {}

@@ -2,8 +2,10 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
+import ipaddr from 'ipaddr.js';
 import { AppException } from '../common/app.exception.js';
 import { AppConfig } from '../config/app-config.js';
+import { GCRA_LUA } from '../redis/rate-limiter.js';
 import { REDIS_CLIENT } from '../redis/redis.constants.js';
 
 /** Failed logins allowed for one username from one client address within the window. */
@@ -11,35 +13,54 @@ export const LOGIN_MAX_FAILURES = 10;
 /** Failed logins allowed from one client address, whatever the usernames, within the window. */
 export const LOGIN_MAX_FAILURES_PER_ADDRESS = 20;
 export const LOGIN_WINDOW_SECONDS = 15 * 60;
-/** Failures for a username, from any address, before its attempts are slowed. */
-export const LOGIN_SLOW_AFTER_FAILURES = 10;
-/** Each failure beyond that adds this much to the wait of the username's next attempts… */
-export const LOGIN_DELAY_STEP_MS = 100;
-/** …up to this: a bounded wait per attempt, never a refusal and never a queue. */
-export const LOGIN_MAX_DELAY_MS = 2000;
+/** Failures for a username, from any address, beyond which its attempts are paced. */
+export const LOGIN_PACE_AFTER_FAILURES = 10;
+/** The pace: attempts per second for such a username, from unknown devices at every address together… */
+export const LOGIN_PACE_PER_SECOND = 1;
+/** …each waiting for its slot at most this long, else refused with a Retry-After. */
+export const LOGIN_PACE_MAX_WAIT_MS = 2000;
+
+const LIMITS_LUA = `
+local function locked(pairKey, addressKey, maxPair, maxAddress)
+  local keys, limits = {pairKey, addressKey}, {maxPair, maxAddress}
+  for i = 1, 2 do
+    if tonumber(redis.call('GET', keys[i]) or '0') >= limits[i] then
+      return {i, redis.call('TTL', keys[i])}
+    end
+  end
+  return nil
+end
+`;
 
 /**
  * One attempt, atomically. Refused while the username at this address
- * ({1, ttl}) or the address itself ({2, ttl}) is at its limit; otherwise the
- * three counters are raised before the password is compared, so concurrent
- * guesses can never exceed a limit, and {0, wait ms} comes back: the wait the
- * username's failures from every address call for.
+ * ({1, ttl}) or the address itself ({2, ttl}) is at its limit. Then, once the
+ * username has more than ARGV[4] failures, an attempt from an unknown device
+ * takes a slot of the username's pace (KEYS[4]), up to ARGV[6] µs ahead, or is
+ * refused ({3, ms until a slot}). An admitted attempt raises the three
+ * counters before the password is compared, so concurrent guesses can never
+ * exceed a limit, and gets {0, ms to wait for its slot}. A refused one counts
+ * nothing: it was never compared.
  */
-const ATTEMPT_SCRIPT = `
-local limits = {tonumber(ARGV[1]), tonumber(ARGV[2])}
-for i = 1, 2 do
-  if tonumber(redis.call('GET', KEYS[i]) or '0') >= limits[i] then
-    return {i, redis.call('TTL', KEYS[i])}
-  end
+const ATTEMPT_SCRIPT = `${GCRA_LUA}${LIMITS_LUA}
+local refused = locked(KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2]))
+if refused then return refused end
+local wait = 0
+if ARGV[7] == '0' and tonumber(redis.call('GET', KEYS[3]) or '0') > tonumber(ARGV[4]) then
+  local slot = gcra(KEYS[4], tonumber(ARGV[5]), 1, tonumber(ARGV[6]))
+  if slot[1] == 0 then return {3, slot[2]} end
+  wait = slot[2]
 end
-local failures = tonumber(redis.call('GET', KEYS[3]) or '0')
 for i = 1, 3 do
   redis.call('INCR', KEYS[i])
   redis.call('EXPIRE', KEYS[i], ARGV[3], 'NX')
 end
-local over = failures - tonumber(ARGV[4])
-if over <= 0 then return {0, 0} end
-return {0, math.min(tonumber(ARGV[6]), over * tonumber(ARGV[5]))}
+return {0, wait}
+`;
+
+/** Whether this address is locked out, for this username ({1, ttl}) or for all ({2, ttl}); counts nothing. */
+const CHECK_SCRIPT = `${LIMITS_LUA}
+return locked(KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2])) or {0, 0}
 `;
 
 /** A right password: this address starts afresh and the username gets its count back. */
@@ -51,28 +72,52 @@ return 0
 
 type ThrottleRedis = Redis & {
   loginSucceeded(pairKey: string, addressKey: string, usernameKey: string): Promise<number>;
+  loginLocked(
+    pairKey: string,
+    addressKey: string,
+    maxPerPair: number,
+    maxPerAddress: number,
+  ): Promise<[0 | 1 | 2, number]>;
   loginAttempt(
     pairKey: string,
     addressKey: string,
     usernameKey: string,
+    paceKey: string,
     maxPerPair: number,
     maxPerAddress: number,
     windowSeconds: number,
-    slowAfter: number,
-    delayStepMs: number,
-    maxDelayMs: number,
-  ): Promise<[0 | 1 | 2, number]>;
+    paceAfter: number,
+    paceIntervalMicros: number,
+    paceMaxWaitMicros: number,
+    knownDevice: 0 | 1,
+  ): Promise<[0 | 1 | 2 | 3, number]>;
 };
 
 /**
+ * The address a client's failures are counted under: an IPv4 address (an
+ * IPv4-mapped IPv6 one as IPv4), or an IPv6 address's /64, since one client
+ * is routinely given a whole /64 and could otherwise take a fresh address for
+ * every guess.
+ */
+export function addressGroup(address: string): string {
+  if (!ipaddr.isValid(address)) return address;
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const prefix = (parsed as ipaddr.IPv6).parts.slice(0, 4).map((part) => part.toString(16));
+  return `${prefix.join(':')}::/64`;
+}
+
+/**
  * Limits failed logins in Redis, shared by every process. Within 15 minutes,
- * 10 failures for one username from one address, or 20 from one address
- * whatever the usernames, answer 429 to that address until the window passes.
- * A username's failures from every address only slow its attempts (a wait
- * per attempt, at most LOGIN_MAX_DELAY_MS) and never refuse them: guesses
- * from elsewhere cannot lock the admin out. An attempt is counted before the
- * password is checked, so a burst of concurrent guesses gets no more tries
- * than a slow one.
+ * 10 failures for one username from one address (an IPv6 /64), or 20 from one
+ * address whatever the usernames, answer 429 to that address until the window
+ * passes. Beyond 10 failures for a username from every address, its attempts
+ * from devices not known for it (see KnownDevices) share one pace across all
+ * addresses, 1 a second, each waiting at most 2 s for its slot, else 429:
+ * guessing is bounded in total, a fresh address still gets in once the burst
+ * is past, and the admin's known browser is never held back by others. An
+ * attempt is counted before the password is checked, so a burst of concurrent
+ * guesses gets no more tries than a slow one.
  */
 @Injectable()
 export class LoginThrottleService {
@@ -81,42 +126,59 @@ export class LoginThrottleService {
     private readonly config: AppConfig,
   ) {
     if (typeof (redis as Partial<ThrottleRedis>).loginAttempt !== 'function') {
-      redis.defineCommand('loginAttempt', { numberOfKeys: 3, lua: ATTEMPT_SCRIPT });
+      redis.defineCommand('loginAttempt', { numberOfKeys: 4, lua: ATTEMPT_SCRIPT });
+      redis.defineCommand('loginLocked', { numberOfKeys: 2, lua: CHECK_SCRIPT });
       redis.defineCommand('loginSucceeded', { numberOfKeys: 3, lua: SUCCESS_SCRIPT });
     }
   }
 
   /**
-   * Counts an attempt and waits as long as the username's failures call for,
-   * or throws 429 rate_limited while this address is locked out (for this
-   * username or for all). Call `succeeded` when the credentials were right.
+   * Counts an attempt and waits for its slot of the username's pace when it
+   * needs one, or throws 429 rate_limited while this address is locked out
+   * (for this username or for all) or the pace has no slot within its bound.
+   * A known device skips the pace. Call `succeeded` when the credentials were right.
    */
-  async attempt(address: string, username: string): Promise<void> {
-    const [locked, value] = await this.guard(
+  async attempt(address: string, username: string, knownDevice = false): Promise<void> {
+    const [refused, value] = await this.guard(
       this.redis.loginAttempt(
         this.pairKey(address, username),
         this.addressKey(address),
         this.usernameKey(username),
+        this.paceKey(username),
         LOGIN_MAX_FAILURES,
         LOGIN_MAX_FAILURES_PER_ADDRESS,
         LOGIN_WINDOW_SECONDS,
-        LOGIN_SLOW_AFTER_FAILURES,
-        LOGIN_DELAY_STEP_MS,
-        LOGIN_MAX_DELAY_MS,
+        LOGIN_PACE_AFTER_FAILURES,
+        Math.round(1_000_000 / LOGIN_PACE_PER_SECOND),
+        LOGIN_PACE_MAX_WAIT_MS * 1000,
+        knownDevice ? 1 : 0,
       ),
     );
-    if (locked === 0) {
+    if (refused === 0) {
       // Before the password is compared, right or wrong alike: the answer's timing tells nothing.
       if (value > 0) await sleep(value);
       return;
     }
-    const retryAfter = value > 0 ? value : LOGIN_WINDOW_SECONDS;
-    throw new AppException(
-      'rate_limited',
-      `Too many failed logins; try again in ${retryAfter} s`,
-      undefined,
-      { 'retry-after': String(retryAfter) },
+    if (refused === 3) {
+      throw this.rateLimited(
+        'Too many failed logins for this username; try again shortly',
+        Math.max(1, Math.ceil(value / 1000)),
+      );
+    }
+    throw this.lockedOut(value);
+  }
+
+  /** Throws 429 rate_limited while this address is locked out; counts nothing. */
+  async assertNotLocked(address: string, username: string): Promise<void> {
+    const [locked, ttl] = await this.guard(
+      this.redis.loginLocked(
+        this.pairKey(address, username),
+        this.addressKey(address),
+        LOGIN_MAX_FAILURES,
+        LOGIN_MAX_FAILURES_PER_ADDRESS,
+      ),
     );
+    if (locked !== 0) throw this.lockedOut(ttl);
   }
 
   /** The attempt was right: this address starts afresh and the username gets its count back. */
@@ -130,8 +192,23 @@ export class LoginThrottleService {
     );
   }
 
+  private lockedOut(ttl: number): AppException {
+    const retryAfter = ttl > 0 ? ttl : LOGIN_WINDOW_SECONDS;
+    return this.rateLimited(`Too many failed logins; try again in ${retryAfter} s`, retryAfter);
+  }
+
+  private rateLimited(message: string, retryAfter: number): AppException {
+    return new AppException('rate_limited', message, undefined, {
+      'retry-after': String(retryAfter),
+    });
+  }
+
   private addressKey(address: string): string {
-    return `${this.config.REDIS_PREFIX}:login-failures:${address}`;
+    return `${this.config.REDIS_PREFIX}:login-failures:${addressGroup(address)}`;
+  }
+
+  private paceKey(username: string): string {
+    return `${this.config.REDIS_PREFIX}:login-pace:${this.digest(username)}`;
   }
 
   private usernameKey(username: string): string {
@@ -139,7 +216,7 @@ export class LoginThrottleService {
   }
 
   private pairKey(address: string, username: string): string {
-    return `${this.config.REDIS_PREFIX}:login-failures:pair:${this.digest(username)}:${address}`;
+    return `${this.config.REDIS_PREFIX}:login-failures:pair:${this.digest(username)}:${addressGroup(address)}`;
   }
 
   /** Usernames as typed can be anything: keys hold a digest. */

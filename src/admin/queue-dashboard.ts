@@ -73,8 +73,9 @@ function assertSameOrigin(request: FastifyRequest): void {
 /**
  * Bull Board for the service's queues at /admin/queues, for the admin only:
  * the admin username and password as HTTP Basic credentials (what a browser
- * prompts for, checked exactly as POST /admin/auth/login checks them, under
- * the same failure limit), or the admin JWT.
+ * prompts for, checked as POST /admin/auth/login checks them, under the same
+ * failure limits; a browser with the known-device cookie is compared first and
+ * only its failures counted), or the admin JWT.
  */
 export async function serveQueueDashboard(
   app: NestFastifyApplication,
@@ -114,11 +115,14 @@ export async function serveQueueDashboard(
       }
       const decoded = Buffer.from(value, 'base64').toString('utf8');
       const split = decoded.indexOf(':');
-      await auth.verifyCredentials(
+      const markKnown = await auth.verifyDashboardCredentials(
         split < 0 ? decoded : decoded.slice(0, split),
         split < 0 ? '' : decoded.slice(split + 1),
         request.ip,
+        request.headers.cookie,
       );
+      // The page's next requests then skip the username's pace and its limits' counting.
+      if (markKnown) void reply.header('set-cookie', auth.knownDeviceCookie());
     } catch (error) {
       if (!(error instanceof AppException)) throw error;
       await refuse(reply, error);

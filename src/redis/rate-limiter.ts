@@ -5,19 +5,28 @@ import { REDIS_CLIENT } from './redis.constants.js';
 
 /**
  * GCRA (a token bucket kept as one timestamp) over one key, in Redis so all
- * processes share it: {1, 0} when a request may pass, {0, wait ms} when not.
+ * processes share it, as a Lua function other scripts include. A request may
+ * take a slot up to `maxWait` µs ahead (0: only a free one): {1, ms until its
+ * slot} when it got one, {0, ms until one would be free} when not.
  */
-const TAKE_SCRIPT = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local interval = tonumber(ARGV[1])
-local tolerance = interval * (tonumber(ARGV[2]) - 1)
-local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tat < now then tat = now end
-if now < tat - tolerance then return {0, math.ceil((tat - tolerance - now) / 1000)} end
-local nextTat = tat + interval
-redis.call('SET', KEYS[1], string.format('%d', nextTat), 'PX', math.ceil((nextTat - now) / 1000) + 1000)
-return {1, 0}
+export const GCRA_LUA = `
+local function gcra(key, interval, burst, maxWait)
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  local tolerance = interval * (burst - 1)
+  local tat = tonumber(redis.call('GET', key) or '0')
+  if tat < now then tat = now end
+  local wait = tat - tolerance - now
+  if wait > maxWait then return {0, math.ceil(wait / 1000)} end
+  local nextTat = tat + interval
+  redis.call('SET', key, string.format('%d', nextTat), 'PX', math.ceil((nextTat - now) / 1000) + 1000)
+  if wait < 0 then wait = 0 end
+  return {1, math.ceil(wait / 1000)}
+end
+`;
+
+const TAKE_SCRIPT = `${GCRA_LUA}
+return gcra(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), 0)
 `;
 
 type LimiterRedis = Redis & {
