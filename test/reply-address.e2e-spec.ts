@@ -1,3 +1,5 @@
+import type { Redis } from 'ioredis';
+import { REDIS_CLIENT } from '../src/redis/redis.constants.js';
 import { FakeAgent } from './support/fake-agent.js';
 import {
   FakePlatform,
@@ -82,6 +84,34 @@ describe('replies and sends follow a re-keyed contact', () => {
         (await http(service.url, 'GET', `/contacts/${newKey}/messages`, { token: key })).status ===
         200,
     );
+  /**
+   * Holds every send of the number in the pacer (the number paused, as after
+   * the platform's throttling) until the returned function is called, however
+   * long the steps in between take.
+   */
+  const holdSends = async () => {
+    const redis = service.app.get<Redis>(REDIS_CLIENT, { strict: false });
+    const pause = `${service.config.REDIS_PREFIX}:send:pause:${PHONE_NUMBER_ID}`;
+    await redis.set(pause, '1', 'PX', 3000);
+    const refresh = setInterval(() => void redis.set(pause, '1', 'PX', 3000), 500);
+    return async () => {
+      clearInterval(refresh);
+      await redis.del(pause);
+    };
+  };
+  /** Once the turn's reply parts are stored (queued, not sent: the pacer holds them). */
+  const partsQueued = (userId: string) =>
+    waitFor(
+      async () =>
+        (
+          await db.query(
+            `SELECT 1 FROM turn_parts p JOIN turns t ON t.id = p.turn_id
+             JOIN contacts c ON c.id = t.contact_id
+             WHERE c.user_id = $1 AND p.status = 'queued'`,
+            [userId],
+          )
+        ).length > 0,
+    );
   const sentTo = (address: string) =>
     platform.accepted.filter((a) => a.message.to === address || a.message.recipient === address);
 
@@ -139,6 +169,29 @@ describe('replies and sends follow a re-keyed contact', () => {
     expect(sentTo(newId)[0].message).toMatchObject({
       recipient: newId,
       text: { body: 'Seu pedido saiu.' },
+    });
+    expect(sentTo(oldId)).toEqual([]);
+  });
+
+  it('a reply part the pacer holds goes to the user id the customer changed to while it waited', async () => {
+    const oldId = 'BR.PACEDOLD0001';
+    const newId = 'BR.PACEDNEW0001';
+    const held = gate();
+    agent.answerNext({ release: held.promise, body: { reply: 'Já está a caminho.' } });
+    await simulateMessage(target, { userId: oldId, name: 'Caio' }, 'e o pedido?');
+    await waitFor(() => agent.calls.length === 1);
+
+    const release = await holdSends();
+    held.open();
+    await partsQueued(oldId);
+    await userIdChanged(oldId, newId);
+    await rekeyed(newId);
+    await release();
+
+    await waitFor(() => sentTo(newId).length === 1);
+    expect(sentTo(newId)[0].message).toMatchObject({
+      recipient: newId,
+      text: { body: 'Já está a caminho.' },
     });
     expect(sentTo(oldId)).toEqual([]);
   });
