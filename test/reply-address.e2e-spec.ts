@@ -1,5 +1,3 @@
-import type { Redis } from 'ioredis';
-import { REDIS_CLIENT } from '../src/redis/redis.constants.js';
 import { FakeAgent } from './support/fake-agent.js';
 import {
   FakePlatform,
@@ -8,6 +6,7 @@ import {
   simulateMessage,
   type WebhookTarget,
 } from './support/fake-platform.js';
+import { holdSends } from './support/send-hold.js';
 import {
   TestDatabase,
   adminToken,
@@ -84,21 +83,6 @@ describe('replies and sends follow a re-keyed contact', () => {
         (await http(service.url, 'GET', `/contacts/${newKey}/messages`, { token: key })).status ===
         200,
     );
-  /**
-   * Holds every send of the number in the pacer (the number paused, as after
-   * the platform's throttling) until the returned function is called, however
-   * long the steps in between take.
-   */
-  const holdSends = async () => {
-    const redis = service.app.get<Redis>(REDIS_CLIENT, { strict: false });
-    const pause = `${service.config.REDIS_PREFIX}:send:pause:${PHONE_NUMBER_ID}`;
-    await redis.set(pause, '1', 'PX', 3000);
-    const refresh = setInterval(() => void redis.set(pause, '1', 'PX', 3000), 500);
-    return async () => {
-      clearInterval(refresh);
-      await redis.del(pause);
-    };
-  };
   /** Once the turn's reply parts are stored (queued, not sent: the pacer holds them). */
   const partsQueued = (userId: string) =>
     waitFor(
@@ -181,7 +165,7 @@ describe('replies and sends follow a re-keyed contact', () => {
     await simulateMessage(target, { userId: oldId, name: 'Caio' }, 'e o pedido?');
     await waitFor(() => agent.calls.length === 1);
 
-    const release = await holdSends();
+    const release = await holdSends(service, PHONE_NUMBER_ID);
     held.open();
     await partsQueued(oldId);
     await userIdChanged(oldId, newId);
