@@ -1,6 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { FakeAgent } from './support/fake-agent.js';
 import { deliverSigned, envelope, type WebhookTarget } from './support/fake-platform.js';
+import { holdSends } from './support/send-hold.js';
 import {
   adminToken,
   createApiKey,
@@ -15,8 +15,12 @@ import {
 
 const SECRET = 'test-app-secret-1';
 const PHONE_NUMBER_ID = '106540352288301';
-/** A short auto-pause, so its timers run out within a test. */
-const PAUSE_S = 8;
+/**
+ * A long auto-pause (its slack a minute), so no step outruns a pause however
+ * slow the machine: time passing is written to the database instead (a
+ * pause's end moved earlier), never waited for.
+ */
+const PAUSE_S = 600;
 
 interface Handoff {
   active: boolean;
@@ -92,6 +96,26 @@ describe('handoff timers: a pause follows the last send of a person', () => {
     return page.body.data[0].handoff;
   };
   const untilOf = (h: Handoff): number => Date.parse(h.until!);
+  /** As if time had passed: the contact's pause ends `seconds` from now (in the past when negative). */
+  const pauseEndsIn = async (waId: string, seconds: number): Promise<number> => {
+    const [row] = await db.query<{ until: Date }>(
+      `UPDATE contacts SET handoff_until = now() + $2::float8 * interval '1 second'
+       WHERE wa_id = $1 RETURNING handoff_until AS until`,
+      [waId, seconds],
+    );
+    return row.until.getTime();
+  };
+  /** A person's send, tried again while the pacer refuses it (held past its longest wait). */
+  const sendThroughHold = async (to: string, body: string): Promise<void> => {
+    for (;;) {
+      const answer = await http(service.url, 'POST', '/send/text', {
+        token: key,
+        body: { to, body },
+      });
+      if (answer.status === 200) return;
+      expect(answer.status).toBe(429);
+    }
+  };
   /** A contact that wrote (its window open) and was answered by the agent once. */
   const answeredContact = async (waId: string): Promise<void> => {
     await inbound(waId, 'oi');
@@ -125,12 +149,13 @@ describe('handoff timers: a pause follows the last send of a person', () => {
     const first = await handoff(who);
     expect(first).toMatchObject({ active: true, by: 'auto' });
 
-    await sleep(1500);
+    // Ninety seconds later, as far as the pause knows: its end would move by less than a minute.
+    const moved = await pauseEndsIn(who, PAUSE_S - 30);
     const beforeSecond = Date.now();
     await send(who, 'Já vejo o seu pedido.');
     const second = await handoff(who);
     expect(second).toMatchObject({ active: true, by: 'auto', since: first.since });
-    expect(untilOf(second)).toBeGreaterThan(untilOf(first));
+    expect(untilOf(second)).toBeGreaterThan(moved);
     expect(untilOf(second)).toBeGreaterThanOrEqual(beforeSecond + PAUSE_S * 1000);
   });
 
@@ -140,11 +165,9 @@ describe('handoff timers: a pause follows the last send of a person', () => {
     await send(who, 'Oi!');
     const first = await handoff(who);
     expect(first.active).toBe(true);
-    await readUntil(
-      () => handoff(who),
-      (h) => !h.active,
-      (PAUSE_S + 10) * 1000,
-    );
+    // The pause ended a moment ago (the sweeper has not cleared it).
+    await pauseEndsIn(who, -1);
+    expect((await handoff(who)).active).toBe(false);
 
     const beforeAgain = Date.now();
     await send(who, 'Ainda estou aqui.');
@@ -157,25 +180,18 @@ describe('handoff timers: a pause follows the last send of a person', () => {
     const who = '5511900083003';
     await answeredContact(who);
     await send(who, 'Oi, aqui é a Ana.');
-    const first = await handoff(who);
-    // Half a pause: the message below has about 3 s to be stored in between.
-    await sleep(4000);
-    const secondSent = Date.now();
+    // The first pause is about to end when the person writes again.
+    const firstEnd = await pauseEndsIn(who, 1);
     await send(who, 'Um momento.');
 
-    // After the first send's pause would have ended, within the second's.
-    await waitFor(() => Date.now() > untilOf(first) + 100, (PAUSE_S + 10) * 1000);
+    // After the first send's pause ended, within the second's.
+    await waitFor(() => Date.now() > firstEnd + 100);
     const during = await inbound(who, 'alguém aí?');
-    if (Date.now() >= secondSent + PAUSE_S * 1000) {
-      throw new Error('the machine was too slow to store the message within the second pause');
-    }
+    expect((await handoff(who)).active).toBe(true);
 
     // The pause ends; the contact writes again: the agent gets that message alone.
-    await readUntil(
-      () => handoff(who),
-      (h) => !h.active,
-      (PAUSE_S + 10) * 1000,
-    );
+    await pauseEndsIn(who, -1);
+    expect((await handoff(who)).active).toBe(false);
     const after = await inbound(who, 'voltei');
     const calls = await readUntil(
       () => agent.callsFor(who),
@@ -186,7 +202,7 @@ describe('handoff timers: a pause follows the last send of a person', () => {
   });
 
   it("a person's own pause is extended by their sends, never shortened", async () => {
-    // A client's short pause: a send goes past its end, so the pause follows the send.
+    // A client's pause shorter than a person's: a send goes past its end, so the pause follows the send.
     const short = '5511900083004';
     await answeredContact(short);
     const paused = await http<{ handoff: Handoff }>(
@@ -195,7 +211,10 @@ describe('handoff timers: a pause follows the last send of a person', () => {
       `/contacts/${short}/handoff`,
       {
         token: key,
-        body: { until: new Date(Date.now() + 1500).toISOString(), reason: 'the manager answers' },
+        body: {
+          until: new Date(Date.now() + (PAUSE_S / 2) * 1000).toISOString(),
+          reason: 'the manager answers',
+        },
       },
     );
     expect(paused.status).toBe(200);
@@ -247,5 +266,71 @@ describe('handoff timers: a pause follows the last send of a person', () => {
       until: asked.until,
       since: asked.since,
     });
+  });
+
+  it("a reply part the pacer holds is not sent once a person's send paused the agent", async () => {
+    const who = '5511900083007';
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    agent.answerNext({ release: held, body: { reply: 'Sou o assistente.' } });
+    await inbound(who, 'oi');
+    await readUntil(
+      () => agent.callsFor(who),
+      (calls) => calls.length >= 1,
+    );
+
+    const releaseSends = await holdSends(service, PHONE_NUMBER_ID);
+    release();
+    await waitFor(
+      async () =>
+        (
+          await db.query(
+            `SELECT 1 FROM turn_parts p JOIN turns t ON t.id = p.turn_id
+             JOIN contacts c ON c.id = t.contact_id WHERE c.wa_id = $1`,
+            [who],
+          )
+        ).length > 0,
+    );
+    // The person writes while the agent's reply waits for its turn to go out.
+    const sending = sendThroughHold(who, 'Aqui é a Ana, eu respondo.');
+    await readUntil(
+      () => handoff(who),
+      (h) => h.active,
+    );
+    await releaseSends();
+    await sending;
+
+    await waitFor(
+      async () =>
+        (
+          await db.query(
+            `SELECT 1 FROM turn_parts p JOIN turns t ON t.id = p.turn_id
+             JOIN contacts c ON c.id = t.contact_id WHERE c.wa_id = $1 AND p.status = 'skipped'`,
+            [who],
+          )
+        ).length > 0,
+    );
+    const sent = context.platform
+      .sentMessages()
+      .filter((m) => m.to === who)
+      .map((m) => (m.text as { body: string }).body);
+    expect(sent).toEqual(['Aqui é a Ana, eu respondo.']);
+  });
+
+  it("a person's pause lasts its full length after their message went out, however long it waited", async () => {
+    const who = '5511900083008';
+    await answeredContact(who);
+    const releaseSends = await holdSends(service, PHONE_NUMBER_ID);
+    const sending = sendThroughHold(who, 'Já vejo isso.');
+    await readUntil(
+      () => handoff(who),
+      (h) => h.active,
+    );
+    // Ninety seconds in the pacer, as far as the pause knows.
+    await pauseEndsIn(who, PAUSE_S - 90);
+    await releaseSends();
+    const released = Date.now();
+    await sending;
+    expect(untilOf(await handoff(who))).toBeGreaterThanOrEqual(released + PAUSE_S * 1000);
   });
 });

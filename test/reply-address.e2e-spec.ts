@@ -6,6 +6,7 @@ import {
   simulateMessage,
   type WebhookTarget,
 } from './support/fake-platform.js';
+import { holdSends } from './support/send-hold.js';
 import {
   TestDatabase,
   adminToken,
@@ -82,6 +83,19 @@ describe('replies and sends follow a re-keyed contact', () => {
         (await http(service.url, 'GET', `/contacts/${newKey}/messages`, { token: key })).status ===
         200,
     );
+  /** Once the turn's reply parts are stored (queued, not sent: the pacer holds them). */
+  const partsQueued = (userId: string) =>
+    waitFor(
+      async () =>
+        (
+          await db.query(
+            `SELECT 1 FROM turn_parts p JOIN turns t ON t.id = p.turn_id
+             JOIN contacts c ON c.id = t.contact_id
+             WHERE c.user_id = $1 AND p.status = 'queued'`,
+            [userId],
+          )
+        ).length > 0,
+    );
   const sentTo = (address: string) =>
     platform.accepted.filter((a) => a.message.to === address || a.message.recipient === address);
 
@@ -139,6 +153,29 @@ describe('replies and sends follow a re-keyed contact', () => {
     expect(sentTo(newId)[0].message).toMatchObject({
       recipient: newId,
       text: { body: 'Seu pedido saiu.' },
+    });
+    expect(sentTo(oldId)).toEqual([]);
+  });
+
+  it('a reply part the pacer holds goes to the user id the customer changed to while it waited', async () => {
+    const oldId = 'BR.PACEDOLD0001';
+    const newId = 'BR.PACEDNEW0001';
+    const held = gate();
+    agent.answerNext({ release: held.promise, body: { reply: 'Já está a caminho.' } });
+    await simulateMessage(target, { userId: oldId, name: 'Caio' }, 'e o pedido?');
+    await waitFor(() => agent.calls.length === 1);
+
+    const release = await holdSends(service, PHONE_NUMBER_ID);
+    held.open();
+    await partsQueued(oldId);
+    await userIdChanged(oldId, newId);
+    await rekeyed(newId);
+    await release();
+
+    await waitFor(() => sentTo(newId).length === 1);
+    expect(sentTo(newId)[0].message).toMatchObject({
+      recipient: newId,
+      text: { body: 'Já está a caminho.' },
     });
     expect(sentTo(oldId)).toEqual([]);
   });

@@ -14,7 +14,7 @@ import {
   type SendKind,
   type SendRequests,
 } from '../send/send-kinds.js';
-import { SendService } from '../send/send.service.js';
+import { ReplyWithheld, SendService } from '../send/send.service.js';
 import type { NewTurnPart, TurnPartRow, TurnRow } from '../turns/turn-states.js';
 import { MessageStore } from '../messages/message.store.js';
 import { TurnStore } from '../turns/turn.store.js';
@@ -165,29 +165,33 @@ export class ReplySender {
     let lastSent: { position: number; wamid: string } | undefined;
     for (const [index, part] of parts.entries()) {
       if (!lease.held) return { kind: 'lost' };
-      // Read as each part goes: the contact's number or user id may have changed meanwhile.
-      const contact = await this.messages.replyTarget(turn.id);
-      const recipient = contact && recipientOfContact(contact);
-      // A person took over (a handoff, or their own send): the agent says no more.
-      if (!contact || !recipient || contact.paused) {
-        const error = contact?.paused
-          ? 'a person has the contact, or it opted out'
-          : 'the contact is gone';
+      const skipRest = async (error: string): Promise<SendStep> => {
         for (const skipped of parts.slice(index)) {
           await this.turns.settlePart(turn.id, skipped.position, 'skipped', { error });
         }
         this.metrics.replyParts.inc({ outcome: 'skipped' }, parts.length - index);
         return { kind: 'handed_over', lastSent, reason: error };
+      };
+      let target: Awaited<ReturnType<ReplySender['target']>>;
+      try {
+        target = await this.target(turn.id);
+      } catch (error) {
+        if (error instanceof ReplyWithheld) return skipRest(error.reason);
+        throw error;
       }
       const kind = part.kind as SendKind;
       const request = plainToInstance(
         SEND_DTO_CLASSES[kind] as ClassConstructor<SendRequests[SendKind]>,
-        { ...part.body, ...recipient },
+        { ...part.body, ...target.recipient },
       );
       let wamid: string;
       try {
-        wamid = await this.sender.send(instance, kind, request, { contactId: contact.id });
+        // Read again right before each attempt: the pacer may hold the part a few seconds.
+        wamid = await this.sender.send(instance, kind, request, {
+          target: () => this.target(turn.id),
+        });
       } catch (error) {
+        if (error instanceof ReplyWithheld) return skipRest(error.reason);
         const settled = await this.settleFailure(turn, part, error, deadline);
         if (settled.kind === 'wait') return settled;
         failure ??= settled.failure;
@@ -198,6 +202,19 @@ export class ReplySender {
       this.metrics.replyParts.inc({ outcome: 'sent' });
     }
     return { kind: 'complete', lastSent, failure };
+  }
+
+  /**
+   * The turn's contact now (a merge may have moved the turn, a number or user
+   * id may have changed), or ReplyWithheld when a person (not the agent) has
+   * it, it opted out, or it is gone: the agent says no more.
+   */
+  private async target(turnId: string): Promise<{ contactId: string; recipient: Recipient }> {
+    const contact = await this.messages.replyTarget(turnId);
+    const recipient = contact && recipientOfContact(contact);
+    if (contact?.paused) throw new ReplyWithheld('a person has the contact, or it opted out');
+    if (!contact || !recipient) throw new ReplyWithheld('the contact is gone');
+    return { contactId: contact.id, recipient };
   }
 
   /** Settles a failed part (its failure, if it failed), or says how long to wait before trying it again. */

@@ -145,7 +145,8 @@ export class MessagesService {
    * A person is answering this contact through the API: the agent pauses
    * for it until at least HANDOFF_AUTO_PAUSE_S after this send (writes of
    * the same moment share one statement). Written before the message goes,
-   * so a reply the agent has in flight is not sent after the person's.
+   * so a reply the agent has in flight is not sent after the person's, and
+   * again once it went (its end follows the real send).
    */
   async pauseForPerson(instanceId: string, to: Recipient): Promise<void> {
     if (this.config.HANDOFF_AUTO_PAUSE_S <= 0) return;

@@ -177,11 +177,19 @@ export class SendPacer {
     this.intervalMicros = Math.max(1, Math.round(1_000_000 / config.PLATFORM_SEND_RATE));
   }
 
-  /** Runs `send` when the number's (and the recipient's) turn comes; adapts to throttling. */
-  async run<T>(phoneNumberId: string, recipient: string, send: () => Promise<T>): Promise<T> {
-    await this.waitForTurn(phoneNumberId, recipient);
+  /**
+   * Runs `send` when the number's (and the recipient's) turn comes; adapts to
+   * throttling. `send` is told whether it waited for its turn (what it read
+   * before may have changed meanwhile).
+   */
+  async run<T>(
+    phoneNumberId: string,
+    recipient: string,
+    send: (waited: boolean) => Promise<T>,
+  ): Promise<T> {
+    const waited = await this.waitForTurn(phoneNumberId, recipient);
     try {
-      return await send();
+      return await send(waited);
     } catch (error) {
       if (error instanceof PlatformError) {
         const waitMs = await this.rememberThrottling(error, phoneNumberId, recipient);
@@ -198,18 +206,21 @@ export class SendPacer {
     }
   }
 
-  private async waitForTurn(phoneNumberId: string, recipient: string): Promise<void> {
+  /** Whether the send had to wait for its turn. */
+  private async waitForTurn(phoneNumberId: string, recipient: string): Promise<boolean> {
     const deadline = Date.now() + PAIR_MAX_WAIT_MS;
+    let waited = false;
     for (;;) {
       const acquired = await this.acquire(phoneNumberId, recipient);
-      if (!acquired) return;
+      if (!acquired) return waited;
       const [state, ms] = acquired;
       if (state === 0) {
         if (ms > 0) await sleep(ms);
-        return;
+        return waited || ms > 0;
       }
       if (state === 2 || Date.now() + ms > deadline) throw this.rateLimited(ms);
       await sleep(ms);
+      waited = true;
     }
   }
 

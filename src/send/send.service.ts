@@ -1,7 +1,12 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Instance } from '../instances/instance.types.js';
 import { InstancesService } from '../instances/instances.service.js';
-import { MessagesService, addressOf, recipientOf } from '../messages/messages.service.js';
+import {
+  MessagesService,
+  addressOf,
+  recipientOf,
+  type Recipient,
+} from '../messages/messages.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { buildPlatformMessage, readdressed } from './outbound-message.builder.js';
 import type { SendKind, SendRequests } from './send-kinds.js';
@@ -11,10 +16,19 @@ import { SendPacer } from './send-pacer.js';
 /** What the agent's reply path knows already, and /send does not. */
 export interface ReplyContext {
   /**
-   * The contact replied to: it just wrote (its window is open) and its turn
-   * just wrote to the store, so neither is asked again; the record names it.
+   * The contact replied to, read right before each attempt goes out (after
+   * any wait for pacing): its id for the record, and how to reach it now. It
+   * just wrote (its window is open) and its turn just wrote to the store, so
+   * neither is asked again. Throws ReplyWithheld when the agent must not send.
    */
-  contactId: string;
+  target(): Promise<{ contactId: string; recipient: Recipient }>;
+}
+
+/** A reply part not sent: a person has the contact, it opted out, or it is gone. */
+export class ReplyWithheld extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+  }
 }
 
 /** The one path every outbound message takes: /send/*, and the agent's answers. */
@@ -47,15 +61,36 @@ export class SendService {
       await this.messages.pauseForPerson(instance.id, recipient);
     }
     const message = buildPlatformMessage(kind, request);
-    // A retry reads the recipient again: the customer's number or user id may have changed.
-    const beforeRetry = async () => {
-      recipient = await this.messages.currentRecipient(instance.id, recipient, reply?.contactId);
+    let contactId: string | undefined;
+    // Whom it goes to, read again where it may have changed: the customer's
+    // number or user id (or, for a reply, a person taking over) while the send
+    // waited for its turn, and before each retry.
+    const current = async () => {
+      if (reply) {
+        ({ contactId, recipient } = await reply.target());
+      } else {
+        recipient = await this.messages.currentRecipient(instance.id, recipient);
+      }
       return readdressed(message, recipient);
     };
     const session = this.instances.session(instance);
-    const wamid = await this.pacer.run(instance.phone_number_id, addressOf(asked), () =>
-      session.sendMessage(message, beforeRetry),
+    const wamid = await this.pacer.run(
+      instance.phone_number_id,
+      addressOf(asked),
+      // A client's send read its address a moment ago: only a wait makes it worth reading again.
+      async (waited) => session.sendMessage(reply || waited ? await current() : message, current),
     );
+    if (!reply) {
+      // The person's pause follows the moment the message went out, not the
+      // moment it was asked for (pacing and retries come between); within the
+      // slack this writes nothing.
+      await this.messages.pauseForPerson(instance.id, recipient).catch((error: unknown) => {
+        this.logger.warn(
+          { instanceId: instance.id, wamid, err: (error as Error).message },
+          'the pause after a sent message could not be extended',
+        );
+      });
+    }
     this.metrics.sends.inc({ type: kind });
     // The request as the client sent it, less the routing field, to whom it went.
     const body = JSON.parse(JSON.stringify(request)) as Record<string, unknown>;
@@ -68,7 +103,7 @@ export class SendService {
     const record = {
       instanceId: instance.id,
       recipient,
-      contactId: reply?.contactId,
+      contactId,
       sentBy: reply ? ('agent' as const) : ('api' as const),
       type: kind,
       body,
