@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { DataSource, type Logger, type QueryRunner } from 'typeorm';
-import { MIGRATIONS } from '../src/database/database.module.js';
+import { loadConfig } from '../src/config/load-config.js';
+import { MIGRATIONS, MigrationRunner } from '../src/database/database.module.js';
 import { adminToken, createApiKey, http, startTestApp, TestDatabase } from './support/test-app.js';
 
 /** A statement a migration run sent, and whether it ran inside a transaction. */
@@ -283,4 +284,27 @@ describe('migrations keep the data of earlier versions', () => {
       definition: expect.stringMatching(/^CREATE INDEX .*\(contact_id, stored_tx, seq\)/),
     });
   });
+});
+
+describe('the migration runner', () => {
+  let db: TestDatabase;
+
+  beforeEach(async () => {
+    db = await TestDatabase.create();
+  });
+
+  afterEach(async () => {
+    await db.drop();
+  });
+
+  it('lets processes starting together migrate once, none waiting on the other forever', async () => {
+    // One runner builds indexes concurrently while the others wait for its lock:
+    // a waiter blocked inside pg_advisory_lock holds a snapshot that the
+    // concurrent build waits for, and neither ever went on.
+    const { config } = loadConfig({ DATABASE_URL: db.url, DB_MIGRATIONS_RUN: 'true' });
+    await Promise.all([0, 1, 2].map(() => new MigrationRunner(config).onModuleInit()));
+
+    const applied = await db.query<{ name: string }>('SELECT name FROM migrations ORDER BY id');
+    expect(applied.map((row) => row.name)).toEqual(MIGRATIONS.map((migration) => migration.name));
+  }, 120_000);
 });

@@ -1,6 +1,7 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger, Module, type OnModuleInit } from '@nestjs/common';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
-import { DataSource, type DataSourceOptions } from 'typeorm';
+import { DataSource, type DataSourceOptions, type QueryRunner } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { InitialSchema1763740800000 } from './migrations/1763740800000-initial-schema.js';
 import { MessagesAndContacts1763827200000 } from './migrations/1763827200000-messages-and-contacts.js';
@@ -43,6 +44,9 @@ export const IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
 
 /** Any constant: every process that migrates takes the same PostgreSQL advisory lock. */
 const MIGRATION_LOCK_ID = 7_250_113_001;
+/** How often a process waiting for another's migrations tries the lock, and says it waits. */
+const LOCK_RETRY_MS = 500;
+const LOCK_REPORT_INTERVAL_MS = 30_000;
 
 export function typeOrmOptions(config: AppConfig): TypeOrmModuleOptions {
   return {
@@ -91,9 +95,9 @@ export class MigrationRunner implements OnModuleInit {
     });
     await migrations.initialize();
     const lock = migrations.createQueryRunner();
-    await lock.connect();
     try {
-      await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+      await lock.connect();
+      await this.takeLock(lock);
       // A transaction each, not one for all: a migration that builds an index
       // concurrently cannot run in one, and a table lock one migration takes is
       // not held while the next runs. Each migration is recorded as applied with
@@ -106,6 +110,28 @@ export class MigrationRunner implements OnModuleInit {
       await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
       await lock.release();
       await migrations.destroy();
+    }
+  }
+
+  /**
+   * Waits for the migration lock by trying it, not by blocking in
+   * pg_advisory_lock: a session waiting inside that statement holds a snapshot,
+   * and the holder's CREATE INDEX CONCURRENTLY waits for every older snapshot
+   * to end, so the two would wait on each other forever. Between tries this
+   * session holds nothing.
+   */
+  private async takeLock(lock: QueryRunner): Promise<void> {
+    let reported = 0;
+    for (;;) {
+      const [row] = (await lock.query('SELECT pg_try_advisory_lock($1) AS locked', [
+        MIGRATION_LOCK_ID,
+      ])) as Array<{ locked: boolean }>;
+      if (row.locked) return;
+      if (Date.now() - reported >= LOCK_REPORT_INTERVAL_MS) {
+        reported = Date.now();
+        this.logger.log('waiting for another process to finish its migrations');
+      }
+      await sleep(LOCK_RETRY_MS);
     }
   }
 }
