@@ -45,14 +45,23 @@ export class KnownDevices {
 
   /** Whether the request's Cookie header holds an unexpired mark for `username`. */
   isKnown(cookieHeader: string | undefined, username: string): boolean {
+    return this.knownId(cookieHeader, username) !== undefined;
+  }
+
+  /**
+   * The random id of the request's unexpired mark for `username`, if it holds
+   * one: failures are counted per id, so a stolen cookie stops skipping the
+   * pace after a few wrong passwords (LoginThrottleService).
+   */
+  knownId(cookieHeader: string | undefined, username: string): string | undefined {
     const value = readCookie(cookieHeader, KNOWN_DEVICE_COOKIE);
     const [expiresText = '', id = '', mac = '', ...rest] = (value ?? '').split('.');
     const expires = Number(expiresText);
-    if (rest.length > 0 || !/^\d+$/.test(expiresText) || id === '') return false;
-    if (expires <= Date.now() / 1000) return false;
+    if (rest.length > 0 || !/^\d+$/.test(expiresText) || id === '') return undefined;
+    if (expires <= Date.now() / 1000) return undefined;
     const expected = Buffer.from(this.mac(username, expires, id));
     const given = Buffer.from(mac);
-    return given.length === expected.length && timingSafeEqual(given, expected);
+    return given.length === expected.length && timingSafeEqual(given, expected) ? id : undefined;
   }
 
   private mac(username: string, expires: number, id: string): string {
