@@ -12,7 +12,8 @@ const COOKIE_PATH = '/admin';
 /**
  * The "known device" cookie: a browser that logged in as a username before
  * gets a signed, expiring mark of it, so guessers pacing that username
- * elsewhere do not slow it (the per-address limits still apply). It proves a
+ * elsewhere do not slow it (the per-address limits still apply, and 5
+ * failures with one cookie's id make it unknown again). It proves a
  * past login only: it never authenticates anything by itself. Signed with a
  * key derived from JWT_SECRET and bound to the username and the current
  * credentials, so a password change forgets every device.
