@@ -170,6 +170,45 @@ describe('authentication under attack', () => {
     expect(refused).toEqual([...Array(10).fill(401), 429]);
   }, 60_000);
 
+  it('gives a burst of dashboard guesses with a known-device cookie no more than 10 tries from one address', async () => {
+    const service = await app({ TRUST_PROXY: '127.0.0.1' });
+    const cookie = deviceCookie(await login(service, ADMIN_PASSWORD, from('198.51.100.50')));
+    expect(cookie).toMatch(/^mc_known_device=/);
+    // 29 wrong passwords and, sent last, the right one, all at once from one address.
+    const passwords = [...Array.from({ length: 29 }, (_, i) => `burst-${i}`), ADMIN_PASSWORD];
+    const answers = await Promise.all(
+      passwords.map((password) =>
+        http(service.url, 'GET', '/admin/queues/api/queues', {
+          headers: {
+            authorization: `Basic ${Buffer.from(`admin:${password}`).toString('base64')}`,
+            cookie,
+            ...from('198.51.100.51'),
+          },
+        }),
+      ),
+    );
+    expect(count(answers, 401)).toBe(10);
+    expect(count(answers, 429)).toBe(20);
+    expect(answers[29].status).toBe(429);
+  });
+
+  it('stops treating a known-device cookie as known after 5 failures with it', async () => {
+    const service = await app({ TRUST_PROXY: '127.0.0.1' });
+    const cookie = deviceCookie(await login(service, ADMIN_PASSWORD, from('198.51.100.60')));
+    expect(cookie).toMatch(/^mc_known_device=/);
+    await distributedAttack(service);
+    // The stolen cookie, 20 guesses at once, each from a /64 of its own: 5 skip the pace, the rest wait for it.
+    const guesses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        login(service, `stolen-${i}`, { cookie, ...from(network(2000 + i)) }),
+      ),
+    );
+    expect(count(guesses, 401) + count(guesses, 429)).toBe(20);
+    expect(count(guesses, 429)).toBeGreaterThanOrEqual(10);
+    const paced = guesses.find((answer) => answer.status === 429)!;
+    expect(paced.body.code).toBe('rate_limited');
+  }, 60_000);
+
   it('counts an IPv6 client by its /64 and an IPv4-mapped address as IPv4', async () => {
     const service = await app({ TRUST_PROXY: '127.0.0.1' });
     // 20 failures from two addresses of one /64, 5 for each of four usernames.

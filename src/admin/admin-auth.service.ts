@@ -32,21 +32,24 @@ export class AdminAuthService {
     address: string,
     cookieHeader?: string,
   ): Promise<void> {
-    await this.throttle.attempt(address, username, this.devices.isKnown(cookieHeader, username));
+    const deviceId = this.devices.knownId(cookieHeader, username);
+    await this.throttle.attempt(address, username, deviceId);
     if (!this.matches(username, password)) {
       this.logger.warn({ address }, 'failed admin login');
       throw new AppException('invalid_credentials', 'Wrong username or password');
     }
-    await this.throttle.succeeded(address, username);
+    await this.throttle.succeeded(address, username, deviceId);
   }
 
   /**
    * The queue dashboard's Basic credentials. Its page loads many assets and
-   * polls, all with the credentials: a browser known for the username is
-   * compared first (after a check that its address is not locked out) and
-   * only its failures are counted, so its own parallel requests never trip
-   * a limit or wait for the pace. Any other browser is checked as a login.
-   * Returns whether it should be marked as known.
+   * polls, all with the credentials: for a browser known for the username the
+   * password is compared first, then one atomic step refuses a locked-out
+   * address (right password or not) and counts only a failure, so its own
+   * parallel requests never trip a limit or wait for the pace, and a burst of
+   * guesses gets no more tries than the limit. Any other browser, or one whose
+   * cookie had 5 failures, is checked as a login. Returns whether it should be
+   * marked as known.
    */
   async verifyDashboardCredentials(
     username: string,
@@ -54,15 +57,17 @@ export class AdminAuthService {
     address: string,
     cookieHeader?: string,
   ): Promise<boolean> {
-    if (!this.devices.isKnown(cookieHeader, username)) {
-      await this.verifyCredentials(username, password, address);
-      return true;
+    const deviceId = this.devices.knownId(cookieHeader, username);
+    if (deviceId !== undefined) {
+      const right = this.matches(username, password);
+      if (await this.throttle.knownDashboardAttempt(address, username, deviceId, right)) {
+        if (right) return false;
+        this.logger.warn({ address }, 'failed admin login');
+        throw new AppException('invalid_credentials', 'Wrong username or password');
+      }
     }
-    await this.throttle.assertNotLocked(address, username);
-    if (this.matches(username, password)) return false;
-    await this.throttle.attempt(address, username, true);
-    this.logger.warn({ address }, 'failed admin login');
-    throw new AppException('invalid_credentials', 'Wrong username or password');
+    await this.verifyCredentials(username, password, address);
+    return true;
   }
 
   /** A Set-Cookie value marking the browser as known for the admin username. */

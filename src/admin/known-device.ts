@@ -12,7 +12,8 @@ const COOKIE_PATH = '/admin';
 /**
  * The "known device" cookie: a browser that logged in as a username before
  * gets a signed, expiring mark of it, so guessers pacing that username
- * elsewhere do not slow it (the per-address limits still apply). It proves a
+ * elsewhere do not slow it (the per-address limits still apply, and 5
+ * failures with one cookie's id make it unknown again). It proves a
  * past login only: it never authenticates anything by itself. Signed with a
  * key derived from JWT_SECRET and bound to the username and the current
  * credentials, so a password change forgets every device.
@@ -45,14 +46,23 @@ export class KnownDevices {
 
   /** Whether the request's Cookie header holds an unexpired mark for `username`. */
   isKnown(cookieHeader: string | undefined, username: string): boolean {
+    return this.knownId(cookieHeader, username) !== undefined;
+  }
+
+  /**
+   * The random id of the request's unexpired mark for `username`, if it holds
+   * one: failures are counted per id, so a stolen cookie stops skipping the
+   * pace after a few wrong passwords (LoginThrottleService).
+   */
+  knownId(cookieHeader: string | undefined, username: string): string | undefined {
     const value = readCookie(cookieHeader, KNOWN_DEVICE_COOKIE);
     const [expiresText = '', id = '', mac = '', ...rest] = (value ?? '').split('.');
     const expires = Number(expiresText);
-    if (rest.length > 0 || !/^\d+$/.test(expiresText) || id === '') return false;
-    if (expires <= Date.now() / 1000) return false;
+    if (rest.length > 0 || !/^\d+$/.test(expiresText) || id === '') return undefined;
+    if (expires <= Date.now() / 1000) return undefined;
     const expected = Buffer.from(this.mac(username, expires, id));
     const given = Buffer.from(mac);
-    return given.length === expected.length && timingSafeEqual(given, expected);
+    return given.length === expected.length && timingSafeEqual(given, expected) ? id : undefined;
   }
 
   private mac(username: string, expires: number, id: string): string {

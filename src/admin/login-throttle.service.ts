@@ -19,6 +19,8 @@ export const LOGIN_PACE_AFTER_FAILURES = 10;
 export const LOGIN_PACE_PER_SECOND = 1;
 /** …each waiting for its slot at most this long, else refused with a Retry-After. */
 export const LOGIN_PACE_MAX_WAIT_MS = 2000;
+/** Failures with one known-device cookie, within the window, after which it counts as unknown. */
+export const LOGIN_MAX_FAILURES_PER_DEVICE = 5;
 
 const LIMITS_LUA = `
 local function locked(pairKey, addressKey, maxPair, maxAddress)
@@ -37,52 +39,86 @@ end
  * ({1, ttl}) or the address itself ({2, ttl}) is at its limit. Then, once the
  * username has more than ARGV[4] failures, an attempt from an unknown device
  * takes a slot of the username's pace (KEYS[4]), up to ARGV[6] µs ahead, or is
- * refused ({3, ms until a slot}). An admitted attempt raises the three
- * counters before the password is compared, so concurrent guesses can never
- * exceed a limit, and gets {0, ms to wait for its slot}. A refused one counts
- * nothing: it was never compared.
+ * refused ({3, ms until a slot}). A known device (ARGV[7] = '1') is one whose
+ * cookie id (KEYS[5]) has fewer than ARGV[8] failures; it is counted there too.
+ * An admitted attempt raises its counters before the password is compared, so
+ * concurrent guesses can never exceed a limit, and gets {0, ms to wait for
+ * its slot}. A refused one counts nothing: it was never compared.
  */
 const ATTEMPT_SCRIPT = `${GCRA_LUA}${LIMITS_LUA}
 local refused = locked(KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2]))
 if refused then return refused end
+local known = ARGV[7] == '1' and tonumber(redis.call('GET', KEYS[5]) or '0') < tonumber(ARGV[8])
 local wait = 0
-if ARGV[7] == '0' and tonumber(redis.call('GET', KEYS[3]) or '0') > tonumber(ARGV[4]) then
+if not known and tonumber(redis.call('GET', KEYS[3]) or '0') > tonumber(ARGV[4]) then
   local slot = gcra(KEYS[4], tonumber(ARGV[5]), 1, tonumber(ARGV[6]))
   if slot[1] == 0 then return {3, slot[2]} end
   wait = slot[2]
 end
-for i = 1, 3 do
-  redis.call('INCR', KEYS[i])
-  redis.call('EXPIRE', KEYS[i], ARGV[3], 'NX')
+for i = 1, known and 5 or 3 do
+  if i ~= 4 then
+    redis.call('INCR', KEYS[i])
+    redis.call('EXPIRE', KEYS[i], ARGV[3], 'NX')
+  end
 end
 return {0, wait}
 `;
 
-/** Whether this address is locked out, for this username ({1, ttl}) or for all ({2, ttl}); counts nothing. */
-const CHECK_SCRIPT = `${LIMITS_LUA}
-return locked(KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2])) or {0, 0}
+/**
+ * The queue dashboard with a known-device cookie, after its password was
+ * compared (ARGV[5] = '1' when right). Atomically: a cookie id (KEYS[4]) with
+ * ARGV[4] failures is no longer known ({4, 0}: check it as a login); a locked
+ * address is refused ({1|2, ttl}), right password or not; else a wrong password
+ * is counted (address, username and cookie id) and {0, 0}. Compared first so
+ * the admin's own parallel requests never count or wait, yet a right password
+ * is only ever accepted while fewer failures than the limit were counted.
+ */
+const DASHBOARD_SCRIPT = `${LIMITS_LUA}
+if tonumber(redis.call('GET', KEYS[4]) or '0') >= tonumber(ARGV[4]) then return {4, 0} end
+local refused = locked(KEYS[1], KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2]))
+if refused then return refused end
+if ARGV[5] == '0' then
+  for i = 1, 4 do
+    redis.call('INCR', KEYS[i])
+    redis.call('EXPIRE', KEYS[i], ARGV[3], 'NX')
+  end
+end
+return {0, 0}
 `;
 
-/** A right password: this address starts afresh and the username gets its count back. */
+/** A right password: this address starts afresh, the username and the cookie id get their counts back. */
 const SUCCESS_SCRIPT = `
 redis.call('DEL', KEYS[1], KEYS[2])
-if tonumber(redis.call('GET', KEYS[3]) or '0') > 0 then redis.call('DECR', KEYS[3]) end
+for i = 3, 4 do
+  if tonumber(redis.call('GET', KEYS[i]) or '0') > 0 then redis.call('DECR', KEYS[i]) end
+end
 return 0
 `;
 
 type ThrottleRedis = Redis & {
-  loginSucceeded(pairKey: string, addressKey: string, usernameKey: string): Promise<number>;
-  loginLocked(
+  loginSucceeded(
     pairKey: string,
     addressKey: string,
+    usernameKey: string,
+    deviceKey: string,
+  ): Promise<number>;
+  loginDashboard(
+    pairKey: string,
+    addressKey: string,
+    usernameKey: string,
+    deviceKey: string,
     maxPerPair: number,
     maxPerAddress: number,
-  ): Promise<[0 | 1 | 2, number]>;
+    windowSeconds: number,
+    maxPerDevice: number,
+    right: 0 | 1,
+  ): Promise<[0 | 1 | 2 | 4, number]>;
   loginAttempt(
     pairKey: string,
     addressKey: string,
     usernameKey: string,
     paceKey: string,
+    deviceKey: string,
     maxPerPair: number,
     maxPerAddress: number,
     windowSeconds: number,
@@ -90,6 +126,7 @@ type ThrottleRedis = Redis & {
     paceIntervalMicros: number,
     paceMaxWaitMicros: number,
     knownDevice: 0 | 1,
+    maxPerDevice: number,
   ): Promise<[0 | 1 | 2 | 3, number]>;
 };
 
@@ -115,7 +152,8 @@ export function addressGroup(address: string): string {
  * from devices not known for it (see KnownDevices) share one pace across all
  * addresses, 1 a second, each waiting at most 2 s for its slot, else 429:
  * guessing is bounded in total, a fresh address still gets in once the burst
- * is past, and the admin's known browser is never held back by others. An
+ * is past, and the admin's known browser is never held back by others (until
+ * 5 failures with its cookie make it unknown: a stolen one is paced too). An
  * attempt is counted before the password is checked, so a burst of concurrent
  * guesses gets no more tries than a slow one.
  */
@@ -126,9 +164,9 @@ export class LoginThrottleService {
     private readonly config: AppConfig,
   ) {
     if (typeof (redis as Partial<ThrottleRedis>).loginAttempt !== 'function') {
-      redis.defineCommand('loginAttempt', { numberOfKeys: 4, lua: ATTEMPT_SCRIPT });
-      redis.defineCommand('loginLocked', { numberOfKeys: 2, lua: CHECK_SCRIPT });
-      redis.defineCommand('loginSucceeded', { numberOfKeys: 3, lua: SUCCESS_SCRIPT });
+      redis.defineCommand('loginAttempt', { numberOfKeys: 5, lua: ATTEMPT_SCRIPT });
+      redis.defineCommand('loginDashboard', { numberOfKeys: 4, lua: DASHBOARD_SCRIPT });
+      redis.defineCommand('loginSucceeded', { numberOfKeys: 4, lua: SUCCESS_SCRIPT });
     }
   }
 
@@ -136,22 +174,25 @@ export class LoginThrottleService {
    * Counts an attempt and waits for its slot of the username's pace when it
    * needs one, or throws 429 rate_limited while this address is locked out
    * (for this username or for all) or the pace has no slot within its bound.
-   * A known device skips the pace. Call `succeeded` when the credentials were right.
+   * A known device (`deviceId`, its cookie's id) skips the pace while that id
+   * has fewer than 5 failures. Call `succeeded` when the credentials were right.
    */
-  async attempt(address: string, username: string, knownDevice = false): Promise<void> {
+  async attempt(address: string, username: string, deviceId?: string): Promise<void> {
     const [refused, value] = await this.guard(
       this.redis.loginAttempt(
         this.pairKey(address, username),
         this.addressKey(address),
         this.usernameKey(username),
         this.paceKey(username),
+        this.deviceKey(deviceId),
         LOGIN_MAX_FAILURES,
         LOGIN_MAX_FAILURES_PER_ADDRESS,
         LOGIN_WINDOW_SECONDS,
         LOGIN_PACE_AFTER_FAILURES,
         Math.round(1_000_000 / LOGIN_PACE_PER_SECOND),
         LOGIN_PACE_MAX_WAIT_MS * 1000,
-        knownDevice ? 1 : 0,
+        deviceId === undefined ? 0 : 1,
+        LOGIN_MAX_FAILURES_PER_DEVICE,
       ),
     );
     if (refused === 0) {
@@ -168,26 +209,44 @@ export class LoginThrottleService {
     throw this.lockedOut(value);
   }
 
-  /** Throws 429 rate_limited while this address is locked out; counts nothing. */
-  async assertNotLocked(address: string, username: string): Promise<void> {
-    const [locked, ttl] = await this.guard(
-      this.redis.loginLocked(
+  /**
+   * The queue dashboard with a known-device cookie, its password already
+   * compared (`right`): throws 429 rate_limited while this address is locked
+   * out, counts a wrong password (also against the cookie id), and returns
+   * false when the cookie id has had 5 failures: then check it as a login.
+   */
+  async knownDashboardAttempt(
+    address: string,
+    username: string,
+    deviceId: string,
+    right: boolean,
+  ): Promise<boolean> {
+    const [refused, ttl] = await this.guard(
+      this.redis.loginDashboard(
         this.pairKey(address, username),
         this.addressKey(address),
+        this.usernameKey(username),
+        this.deviceKey(deviceId),
         LOGIN_MAX_FAILURES,
         LOGIN_MAX_FAILURES_PER_ADDRESS,
+        LOGIN_WINDOW_SECONDS,
+        LOGIN_MAX_FAILURES_PER_DEVICE,
+        right ? 1 : 0,
       ),
     );
-    if (locked !== 0) throw this.lockedOut(ttl);
+    if (refused === 4) return false;
+    if (refused !== 0) throw this.lockedOut(ttl);
+    return true;
   }
 
-  /** The attempt was right: this address starts afresh and the username gets its count back. */
-  async succeeded(address: string, username: string): Promise<void> {
+  /** The attempt was right: this address starts afresh, the username and the cookie id get their counts back. */
+  async succeeded(address: string, username: string, deviceId?: string): Promise<void> {
     await this.guard(
       this.redis.loginSucceeded(
         this.pairKey(address, username),
         this.addressKey(address),
         this.usernameKey(username),
+        this.deviceKey(deviceId),
       ),
     );
   }
@@ -205,6 +264,11 @@ export class LoginThrottleService {
 
   private addressKey(address: string): string {
     return `${this.config.REDIS_PREFIX}:login-failures:${addressGroup(address)}`;
+  }
+
+  /** Without a cookie, a key never written (the script only reads it for a known device). */
+  private deviceKey(deviceId: string | undefined): string {
+    return `${this.config.REDIS_PREFIX}:login-failures:device:${deviceId ?? ''}`;
   }
 
   private paceKey(username: string): string {
