@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp, shutdownApp } from './app.setup.js';
@@ -9,6 +10,10 @@ import { Standby } from './startup/standby.js';
 
 /** How long in-flight work may take to finish after SIGTERM before the process gives up. */
 const SHUTDOWN_GRACE_MS = 25_000;
+
+/** The wait before booting again after an interrupted boot: doubles from the first to the last. */
+const BOOT_RETRY_FIRST_MS = 1000;
+const BOOT_RETRY_MAX_MS = 30_000;
 
 /** Exits after writing out the buffered log lines. */
 function exit(code: number): never {
@@ -67,6 +72,9 @@ async function bootstrap(): Promise<void> {
   // The port answers from now on: liveness 200, readiness 503 until the app has it.
   const standby = await Standby.listen(config, startLog);
   let app: NestFastifyApplication;
+  // A failure classed as unavailable while the checks pass (too many connections)
+  // would otherwise boot again at once, forever.
+  let retryDelayMs = BOOT_RETRY_FIRST_MS;
   for (;;) {
     await standby.waitForDependencies();
     state = { phase: 'booting' };
@@ -83,9 +91,12 @@ async function bootstrap(): Promise<void> {
         exit(0);
       }
       startLog.warn(
-        `boot interrupted: a dependency stopped answering (${bootFailure(error)}); waiting for it again`,
+        `boot interrupted: a dependency stopped answering (${bootFailure(error)}); ` +
+          `booting again in ${retryDelayMs / 1000} s, once PostgreSQL and Redis answer`,
       );
       state = { phase: 'waiting' };
+      await sleep(retryDelayMs);
+      retryDelayMs = Math.min(retryDelayMs * 2, BOOT_RETRY_MAX_MS);
     }
   }
   const logger = new Logger('Bootstrap');

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import { FakePlatform, simulateMessage, type WebhookTarget } from './support/fake-platform.js';
 import { RedisServer } from './support/redis-server.js';
 import { startServiceProcess, type ServiceProcess } from './support/service-process.js';
@@ -327,6 +328,9 @@ describe('a process started while a dependency is away', () => {
     const proxy = await TcpProxy.start('127.0.0.1', 5432);
     proxies.push(proxy);
     proxy.cutOff();
+    // Its own redis-server: every client on it but the test's is this process's.
+    const redis = await RedisServer.start();
+    redisServers.push(redis);
     const service = await startServiceProcess(
       {
         NODE_ENV: 'development',
@@ -334,6 +338,8 @@ describe('a process started while a dependency is away', () => {
         APP_ROLE: 'all',
         DATABASE_URL: fresh.url.replace('127.0.0.1:5432', `127.0.0.1:${proxy.port}`),
         PLATFORM_API_URL: platform.url,
+        REDIS_URL: redis.url,
+        REDIS_PREFIX: `startup${randomBytes(4).toString('hex')}`,
       },
       { until: 'live' },
     );
@@ -343,23 +349,36 @@ describe('a process started while a dependency is away', () => {
       jsonLines(service).filter((line) => line.msg.startsWith('PostgreSQL is not reachable'))
         .length;
     await waitFor(() => notReachable() >= 1, 30_000);
-    // One connection gets through, the check's: its SELECT 1 answers, so the
-    // boot starts, and every connection the boot opens is refused.
-    proxy.admit(1);
-    await waitFor(
-      () =>
-        service.child.exitCode !== null ||
-        jsonLines(service).some((line) => line.msg.startsWith('boot interrupted')),
-      60_000,
-    );
-    expect(service.child.exitCode).toBeNull();
-    // Waiting again: the line is back, the probes still answer.
-    const before = notReachable();
-    await waitFor(() => notReachable() > before, 30_000);
-    expect(await http(service.url, 'GET', '/health/ready')).toMatchObject({
-      status: 503,
-      body: { status: 'not_ready', database: 'unhealthy', cache: 'healthy' },
-    });
+    const interruptions = (): number =>
+      jsonLines(service).filter((line) => line.msg.startsWith('boot interrupted')).length;
+    const observer = new Redis(redis.url);
+    const redisClients = async (): Promise<number> =>
+      String(await observer.client('LIST'))
+        .split('\n')
+        .filter((line) => line.trim() !== '').length - 1; // the observer's own
+    const clientsAfter: number[] = [];
+    try {
+      for (let boot = 1; boot <= 3; boot++) {
+        // One connection gets through, the check's: its SELECT 1 answers, so the
+        // boot starts, and every connection the boot opens is refused.
+        proxy.admit(1);
+        await waitFor(() => service.child.exitCode !== null || interruptions() >= boot, 60_000);
+        expect(service.child.exitCode).toBeNull();
+        // Waiting again: the line is back, the probes still answer.
+        const before = notReachable();
+        await waitFor(() => notReachable() > before, 30_000);
+        expect(await http(service.url, 'GET', '/health/ready')).toMatchObject({
+          status: 503,
+          body: { status: 'not_ready', database: 'unhealthy', cache: 'healthy' },
+        });
+        // What the interrupted boot opened on Redis (queues, workers, subscribers)
+        // was closed: at most the dependency check's own connection is open.
+        clientsAfter.push(await readUntil(redisClients, (count) => count <= 1, 10_000));
+      }
+    } finally {
+      observer.disconnect();
+    }
+    expect(clientsAfter.map((count) => Math.min(count, 1))).toEqual(clientsAfter);
 
     proxy.restore();
     await waitFor(() => isReady(service), 60_000);
@@ -375,6 +394,8 @@ describe('a process started while a dependency is away', () => {
     );
     expect(back).toBeGreaterThanOrEqual(0);
     expect(listening).toBeGreaterThan(interrupted);
+    // The process's own waiting replaced TypeORM's retries, which logged a stack trace each.
+    expect(service.output()).not.toContain('Unable to connect to the database');
 
     await expectWorking(service, '106540352291004', '5511900011004');
   }, 180_000);

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger, Module, type OnModuleInit } from '@nestjs/common';
-import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
+import { InjectDataSource, TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource, type DataSourceOptions, type QueryRunner } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { InitialSchema1763740800000 } from './migrations/1763740800000-initial-schema.js';
@@ -58,8 +58,13 @@ export function typeOrmOptions(config: AppConfig): TypeOrmModuleOptions {
     migrationsRun: false,
     synchronize: false,
     logging: false,
-    retryAttempts: 3,
-    retryDelay: 1000,
+    // Connected in app.init() (DatabaseConnection below), not while Nest builds
+    // the providers: a failure there leaves an app that can be closed, so the
+    // Redis clients and queues built meanwhile are closed too, and the process
+    // waits for PostgreSQL and boots again (src/server.ts) instead of retrying here.
+    manualInitialization: true,
+    retryAttempts: 0,
+    toRetry: () => false,
     // Bounded, so a request answers 503 within 5 s when PostgreSQL is away or
     // hangs (a connection that never answers would otherwise wait for TCP).
     extra: {
@@ -136,8 +141,18 @@ export class MigrationRunner implements OnModuleInit {
   }
 }
 
+/** Connects the app's DataSource at init (see manualInitialization above). */
+@Injectable()
+export class DatabaseConnection implements OnModuleInit {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async onModuleInit(): Promise<void> {
+    if (!this.dataSource.isInitialized) await this.dataSource.initialize();
+  }
+}
+
 @Module({
   imports: [TypeOrmModule.forRootAsync({ inject: [AppConfig], useFactory: typeOrmOptions })],
-  providers: [MigrationRunner],
+  providers: [DatabaseConnection, MigrationRunner],
 })
 export class DatabaseModule {}
