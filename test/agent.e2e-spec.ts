@@ -129,8 +129,15 @@ describe('buffering and the agent', () => {
       message_id: message.id,
       typing_indicator: { type: 'text' },
     });
-    const [batch] = await db.query('SELECT status FROM turns WHERE id = $1', [call.body.batch_id]);
-    expect(batch).toEqual({ status: 'done' });
+    // The reply reaches the platform before the turn records it: wait for the record.
+    const status = async () =>
+      (
+        await db.query<{ status: string }>('SELECT status FROM turns WHERE id = $1', [
+          call.body.batch_id,
+        ])
+      )[0]?.status;
+    await waitFor(async () => (await status()) === 'done');
+    expect(await status()).toBe('done');
   });
 
   it('gathers a burst into one batch in timestamp order', async () => {
