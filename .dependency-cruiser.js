@@ -6,6 +6,16 @@
 // Unit tests (*.spec.ts) sit beside the code but are not part of the build, so they are not
 // cruised: nothing imports them (they cannot close a cycle) and tsc checks their imports.
 
+/**
+ * Files besides the stores and src/database/ that may import the database driver, each
+ * for a reason no store can serve.
+ */
+const ALLOWED_DRIVER_USERS = [
+  // The start-up check probes PostgreSQL on a connection of its own, before the app (and
+  // with it the DataSource the stores use) exists, and says why it cannot connect.
+  '^src/startup/dependency-checks\\.ts$',
+];
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 export default {
   forbidden: [
@@ -58,6 +68,19 @@ export default {
       comment: 'Stores are the bottom layer above database/common/config.',
       from: { path: '\\.store\\.ts$' },
       to: { path: '\\.(service|controller)\\.ts$' },
+    },
+    {
+      name: 'database-driver-only-in-stores',
+      severity: 'error',
+      comment:
+        'Stores (*.store.ts) own all SQL, on what src/database/ sets up: nothing else imports ' +
+        'the database driver (pg) or TypeORM (DataSource, EntityManager). Allowed besides, ' +
+        'listed with its reason in ALLOWED_DRIVER_USERS.',
+      from: {
+        path: '^src/',
+        pathNot: ['\\.store\\.ts$', '^src/database/', ...ALLOWED_DRIVER_USERS],
+      },
+      to: { path: '(^|/)node_modules/(pg|pg-[^/]+|typeorm|@nestjs/typeorm)/' },
     },
     {
       name: 'services-do-not-import-controllers',

@@ -8,6 +8,7 @@ import {
 } from './support/fake-platform.js';
 import { startServiceProcess } from './support/service-process.js';
 import {
+  APP_SECRET,
   TestDatabase,
   adminToken,
   createInstance,
@@ -18,7 +19,6 @@ import {
   waitFor,
 } from './support/test-app.js';
 
-const SECRET = 'test-app-secret-1';
 const LIMIT = 3;
 
 interface TurnBody {
@@ -36,27 +36,23 @@ let sequence = 0;
  */
 describe('agent calls: a hard deadline and a size cap', () => {
   const context = useTestService({
-    PLATFORM_APP_SECRET: SECRET,
-    AGENT_MODULE_URL: 'http://127.0.0.1:1/agent', // replaced in beforeAll
-    AGENT_TIMEOUT_MS: '1000',
-    AGENT_MAX_RESPONSE_BYTES: String(1024 * 1024),
-    AGENT_RETRY_MAX_S: '4',
-    MESSAGE_BUFFER_DELAY: '0.1',
-    MESSAGE_BUFFER_MAX_WAIT: '1',
-    AGENT_TYPING_INDICATOR: 'false',
+    agent: true,
+    env: {
+      AGENT_TIMEOUT_MS: '1000',
+      AGENT_MAX_RESPONSE_BYTES: String(1024 * 1024),
+      AGENT_RETRY_MAX_S: '4',
+      MESSAGE_BUFFER_DELAY: '0.1',
+      MESSAGE_BUFFER_MAX_WAIT: '1',
+      AGENT_TYPING_INDICATOR: 'false',
+    },
   });
   let global: FakeAgent;
   let token: string;
   let numbers = 0;
 
   beforeAll(async () => {
-    global = await FakeAgent.start();
-    (context.service.config as { AGENT_MODULE_URL?: string }).AGENT_MODULE_URL = global.url;
+    global = context.agent;
     token = await adminToken(context.service.url);
-  });
-
-  afterAll(async () => {
-    await global?.stop();
   });
 
   beforeEach(() => {
@@ -72,7 +68,7 @@ describe('agent calls: a hard deadline and a size cap', () => {
   const inbound = async (number: string, senders: string[], text: string) => {
     const target: WebhookTarget = {
       url: `${context.service.url}/webhooks/messenger`,
-      appSecret: SECRET,
+      appSecret: APP_SECRET,
       phoneNumberId: number,
     };
     const messages = senders.map((from) => ({
@@ -143,14 +139,15 @@ describe('agent calls: a hard deadline and a size cap', () => {
 
 describe("agent calls: one instance's slow agent does not starve the others", () => {
   const context = useTestService({
-    PLATFORM_APP_SECRET: SECRET,
-    AGENT_MODULE_URL: 'http://127.0.0.1:1/agent', // replaced in beforeAll
-    // Long enough that the slow agent's calls stay in flight for the whole test.
-    AGENT_TIMEOUT_MS: '600000',
-    AGENT_MAX_CONCURRENCY_PER_INSTANCE: String(LIMIT),
-    MESSAGE_BUFFER_DELAY: '0.1',
-    MESSAGE_BUFFER_MAX_WAIT: '1',
-    AGENT_TYPING_INDICATOR: 'false',
+    env: {
+      AGENT_MODULE_URL: 'http://127.0.0.1:1/agent', // replaced in beforeAll
+      // Long enough that the slow agent's calls stay in flight for the whole test.
+      AGENT_TIMEOUT_MS: '600000',
+      AGENT_MAX_CONCURRENCY_PER_INSTANCE: String(LIMIT),
+      MESSAGE_BUFFER_DELAY: '0.1',
+      MESSAGE_BUFFER_MAX_WAIT: '1',
+      AGENT_TYPING_INDICATOR: 'false',
+    },
   });
   let fast: FakeAgent;
   let slow: FakeAgent;
@@ -180,7 +177,7 @@ describe("agent calls: one instance's slow agent does not starve the others", ()
     const deliver = async (number: string, senders: string[], text: string) => {
       const target: WebhookTarget = {
         url: `${service.url}/webhooks/messenger`,
-        appSecret: SECRET,
+        appSecret: APP_SECRET,
         phoneNumberId: number,
       };
       const messages = senders.map((from) => ({
@@ -261,7 +258,7 @@ describe('agent calls: the per-instance limit through a worker killed mid-call',
     env = {
       DATABASE_URL: db.url,
       PLATFORM_API_URL: platform.url,
-      PLATFORM_APP_SECRET: SECRET,
+      PLATFORM_APP_SECRET: APP_SECRET,
       AGENT_MODULE_URL: agent.url,
       AGENT_TIMEOUT_MS: '600000',
       AGENT_MAX_CONCURRENCY_PER_INSTANCE: String(LIMIT),
@@ -299,7 +296,7 @@ describe('agent calls: the per-instance limit through a worker killed mid-call',
     ];
     const target: WebhookTarget = {
       url: `${api.url}/webhooks/messenger`,
-      appSecret: SECRET,
+      appSecret: APP_SECRET,
       phoneNumberId: number,
     };
     const messages = contacts.map((from) => ({

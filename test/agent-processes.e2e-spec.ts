@@ -1,6 +1,7 @@
 import { FakeAgent } from './support/fake-agent.js';
 import { FakePlatform, deliverSigned, envelope } from './support/fake-platform.js';
 import {
+  APP_SECRET,
   TestDatabase,
   adminToken,
   createInstance,
@@ -9,7 +10,6 @@ import {
   waitFor,
 } from './support/test-app.js';
 
-const SECRET = 'test-app-secret-1';
 const PHONE_NUMBER_ID = '106540352200777';
 
 function delivery(from: string, ids: string[], at = Math.floor(Date.now() / 1000)) {
@@ -32,7 +32,11 @@ describe('the pipeline across processes', () => {
 
   const post = (app: TestApp, payload: unknown) =>
     deliverSigned(
-      { url: `${app.url}/webhooks/messenger`, appSecret: SECRET, phoneNumberId: PHONE_NUMBER_ID },
+      {
+        url: `${app.url}/webhooks/messenger`,
+        appSecret: APP_SECRET,
+        phoneNumberId: PHONE_NUMBER_ID,
+      },
       payload,
     );
 
@@ -43,7 +47,7 @@ describe('the pipeline across processes', () => {
     env = {
       DATABASE_URL: db.url,
       PLATFORM_API_URL: platform.url,
-      PLATFORM_APP_SECRET: SECRET,
+      PLATFORM_APP_SECRET: APP_SECRET,
       AGENT_MODULE_URL: agent.url,
       MESSAGE_BUFFER_DELAY: '0.5',
       MESSAGE_BUFFER_MAX_WAIT: '5',

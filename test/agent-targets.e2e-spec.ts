@@ -31,18 +31,20 @@ interface TurnBody {
  */
 describe('instance agent URLs: guarded at save and on every connection (production)', () => {
   const context = useTestService({
-    NODE_ENV: 'production',
-    PLATFORM_APP_SECRET: SECRET,
-    PLATFORM_VERIFY_TOKEN: randomBytes(24).toString('hex'),
-    ADMIN_PASSWORD,
-    JWT_SECRET: randomBytes(48).toString('base64'),
-    METRICS_TOKEN: randomBytes(24).toString('hex'),
-    // The internal agent of this deployment: admitted by the one allow-list of outbound targets.
-    EVENT_TARGET_ALLOWLIST: '127.0.0.2',
-    MESSAGE_BUFFER_DELAY: '0.1',
-    MESSAGE_BUFFER_MAX_WAIT: '1',
-    AGENT_TYPING_INDICATOR: 'false',
-    AGENT_RETRY_MAX_S: '0',
+    env: {
+      NODE_ENV: 'production',
+      PLATFORM_APP_SECRET: SECRET,
+      PLATFORM_VERIFY_TOKEN: randomBytes(24).toString('hex'),
+      ADMIN_PASSWORD,
+      JWT_SECRET: randomBytes(48).toString('base64'),
+      METRICS_TOKEN: randomBytes(24).toString('hex'),
+      // The internal agent of this deployment: admitted by the one allow-list of outbound targets.
+      EVENT_TARGET_ALLOWLIST: '127.0.0.2',
+      MESSAGE_BUFFER_DELAY: '0.1',
+      MESSAGE_BUFFER_MAX_WAIT: '1',
+      AGENT_TYPING_INDICATOR: 'false',
+      AGENT_RETRY_MAX_S: '0',
+    },
   });
   /** What the stubbed resolver answers, by name; a test re-points a name as an attacker would. */
   const zone = new Map<string, string[]>([

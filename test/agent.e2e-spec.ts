@@ -6,6 +6,7 @@ import {
   type WebhookTarget,
 } from './support/fake-platform.js';
 import {
+  APP_SECRET,
   adminToken,
   createInstance,
   useTestService,
@@ -14,9 +15,7 @@ import {
   waitFor,
 } from './support/test-app.js';
 
-const SECRET = 'test-app-secret-1';
 const PHONE_NUMBER_ID = '106540352200001';
-const agentPromise = FakeAgent.start();
 
 let sequence = 0;
 function textMessage(from: string, body: string, timestamp = Math.floor(Date.now() / 1000)) {
@@ -32,14 +31,15 @@ function textMessage(from: string, body: string, timestamp = Math.floor(Date.now
 describe('buffering and the agent', () => {
   let agent: FakeAgent;
   const context = useTestService({
-    PLATFORM_APP_SECRET: SECRET,
-    AGENT_MODULE_URL: 'http://127.0.0.1:1/agent', // replaced in beforeAll
-    AGENT_MODULE_TOKEN: 'agent-secret-token',
-    // Quiet long enough that the tests' bursts (deliveries 150 ms apart) stay one
-    // batch on a loaded machine (0.4 s split one beside a CPU hog).
-    MESSAGE_BUFFER_DELAY: '2',
-    MESSAGE_BUFFER_MAX_WAIT: '5',
-    AGENT_RETRY_MAX_S: '4',
+    agent: true,
+    env: {
+      AGENT_MODULE_TOKEN: 'agent-secret-token',
+      // Quiet long enough that the tests' bursts (deliveries 150 ms apart) stay one
+      // batch on a loaded machine (0.4 s split one beside a CPU hog).
+      MESSAGE_BUFFER_DELAY: '2',
+      MESSAGE_BUFFER_MAX_WAIT: '5',
+      AGENT_RETRY_MAX_S: '4',
+    },
   });
   let service: TestApp;
   let platform: FakePlatform;
@@ -49,7 +49,7 @@ describe('buffering and the agent', () => {
   const deliver = async (messages: unknown[], contacts: unknown[] = []) => {
     const target: WebhookTarget = {
       url: `${service.url}/webhooks/messenger`,
-      appSecret: SECRET,
+      appSecret: APP_SECRET,
       phoneNumberId: PHONE_NUMBER_ID,
       displayPhoneNumber: '15550001111',
     };
@@ -64,10 +64,7 @@ describe('buffering and the agent', () => {
       .map((m) => (m.text as { body: string }).body);
 
   beforeAll(async () => {
-    agent = await agentPromise;
-    // The app was started before the agent's port was known: point it there.
-    (context.service.config as { AGENT_MODULE_URL?: string }).AGENT_MODULE_URL = agent.url;
-    ({ service, platform, db } = context);
+    ({ service, platform, db, agent } = context);
     instanceId = await createInstance(
       service.url,
       await adminToken(service.url),
@@ -80,8 +77,6 @@ describe('buffering and the agent', () => {
     agent.reset();
     platform.reset();
   });
-
-  afterAll(() => agent.stop());
 
   it('gives one message to the agent with the contract body and headers, and sends the reply', async () => {
     const message = textMessage('5511911110001', 'Oi, tudo bem?');

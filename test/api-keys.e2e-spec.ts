@@ -11,7 +11,7 @@ import {
 const GLOBAL_KEY = 'global-api-key-0123456789abcdef';
 
 describe('API keys and the API-key guard', () => {
-  const context = useTestService({ API_KEY: GLOBAL_KEY });
+  const context = useTestService({ env: { API_KEY: GLOBAL_KEY } });
   let db: TestDatabase;
   let platform: FakePlatform;
   let service: TestApp;

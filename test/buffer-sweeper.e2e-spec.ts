@@ -5,6 +5,7 @@ import { BUFFER_QUEUE } from '../src/queue/queues.js';
 import { FakeAgent } from './support/fake-agent.js';
 import { simulateMessage, type WebhookTarget } from './support/fake-platform.js';
 import {
+  APP_SECRET,
   adminToken,
   createInstance,
   http,
@@ -13,7 +14,6 @@ import {
   type TestApp,
 } from './support/test-app.js';
 
-const SECRET = 'test-app-secret-1';
 const PHONE_NUMBER_ID = '106540352288201';
 
 /**
@@ -24,12 +24,13 @@ const INSTANCE_DELAY_S = 600;
 
 describe("the sweeper keeps an instance's own buffer delay", () => {
   const context = useTestService({
-    PLATFORM_APP_SECRET: SECRET,
-    AGENT_MODULE_URL: 'http://127.0.0.1:1/agent', // replaced in beforeAll
-    MESSAGE_BUFFER_DELAY: '0.2',
-    MESSAGE_BUFFER_MAX_WAIT: '1200',
-    SWEEP_INTERVAL_S: '1',
-    AGENT_TYPING_INDICATOR: 'false',
+    agent: true,
+    env: {
+      MESSAGE_BUFFER_DELAY: '0.2',
+      MESSAGE_BUFFER_MAX_WAIT: '1200',
+      SWEEP_INTERVAL_S: '1',
+      AGENT_TYPING_INDICATOR: 'false',
+    },
   });
   let service: TestApp;
   let agent: FakeAgent;
@@ -45,21 +46,15 @@ describe("the sweeper keeps an instance's own buffer delay", () => {
   };
 
   beforeAll(async () => {
-    agent = await FakeAgent.start();
-    (context.service.config as { AGENT_MODULE_URL?: string }).AGENT_MODULE_URL = agent.url;
-    service = context.service;
+    ({ service, agent } = context);
     token = await adminToken(service.url);
     instanceId = await createInstance(service.url, token, PHONE_NUMBER_ID, 'Slow buffer');
     await setDelay(INSTANCE_DELAY_S);
     target = {
       url: `${service.url}/webhooks/messenger`,
-      appSecret: SECRET,
+      appSecret: APP_SECRET,
       phoneNumberId: PHONE_NUMBER_ID,
     };
-  });
-
-  afterAll(async () => {
-    await agent?.stop();
   });
 
   it('a burst is not flushed by the sweeper before the delay, and is flushed after it', async () => {
@@ -88,25 +83,25 @@ describe("the sweeper keeps an instance's own buffer delay", () => {
 
 describe("the sweeper rescues a stranded buffer by its instance's own delay", () => {
   const context = useTestService({
-    PLATFORM_APP_SECRET: SECRET,
-    AGENT_MODULE_URL: 'http://127.0.0.1:1/agent', // replaced in beforeAll
-    // Longer than any step of the test: the other instance's buffer is never due within it.
-    MESSAGE_BUFFER_DELAY: '600',
-    MESSAGE_BUFFER_MAX_WAIT: '1200',
-    SWEEP_INTERVAL_S: '1',
-    AGENT_TYPING_INDICATOR: 'false',
+    agent: true,
+    env: {
+      // Longer than any step of the test: the other instance's buffer is never due within it.
+      MESSAGE_BUFFER_DELAY: '600',
+      MESSAGE_BUFFER_MAX_WAIT: '1200',
+      SWEEP_INTERVAL_S: '1',
+      AGENT_TYPING_INDICATOR: 'false',
+    },
   });
   let agent: FakeAgent;
   const numbers = { fast: '106540352288202', global: '106540352288203' };
   const targetOf = (phoneNumberId: string): WebhookTarget => ({
     url: `${context.service.url}/webhooks/messenger`,
-    appSecret: SECRET,
+    appSecret: APP_SECRET,
     phoneNumberId,
   });
 
   beforeAll(async () => {
-    agent = await FakeAgent.start();
-    (context.service.config as { AGENT_MODULE_URL?: string }).AGENT_MODULE_URL = agent.url;
+    agent = context.agent;
     const { url } = context.service;
     const token = await adminToken(url);
     const fast = await createInstance(url, token, numbers.fast, 'Quick buffer');
@@ -116,10 +111,6 @@ describe("the sweeper rescues a stranded buffer by its instance's own delay", ()
       body: { agent: { buffer_delay_s: 0.2 } },
     });
     expect(patched.status).toBe(200);
-  });
-
-  afterAll(async () => {
-    await agent?.stop();
   });
 
   it('a buffer whose flush job was lost goes to the agent after its own delay, not the global one', async () => {

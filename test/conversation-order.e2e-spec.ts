@@ -6,6 +6,7 @@ import {
   type WebhookTarget,
 } from './support/fake-platform.js';
 import {
+  APP_SECRET,
   adminToken,
   createApiKey,
   createInstance,
@@ -17,7 +18,6 @@ import {
   type TestDatabase,
 } from './support/test-app.js';
 
-const SECRET = 'test-app-secret-1';
 const PHONE_NUMBER_ID = '106540352288077';
 
 interface ConversationPage {
@@ -42,7 +42,7 @@ const PASTED_SECRET = 'sk_live_DoNotEchoMe0123456789';
 
 describe('conversation order and cursors', () => {
   // No agent: the conversations hold only what the tests put there.
-  const context = useTestService({ PLATFORM_APP_SECRET: SECRET });
+  const context = useTestService();
   let service: TestApp;
   let platform: FakePlatform;
   let db: TestDatabase;
@@ -53,7 +53,7 @@ describe('conversation order and cursors', () => {
 
   const target = (): WebhookTarget => ({
     url: `${service.url}/webhooks/messenger`,
-    appSecret: SECRET,
+    appSecret: APP_SECRET,
     phoneNumberId: PHONE_NUMBER_ID,
   });
   const text = (from: string, body: string, at: number, wamid = `wamid.order${++sequence}`) => ({

@@ -6,6 +6,7 @@ import {
   type WebhookTarget,
 } from './support/fake-platform.js';
 import {
+  APP_SECRET,
   adminToken,
   createApiKey,
   createInstance,
@@ -17,9 +18,7 @@ import {
   type TestDatabase,
 } from './support/test-app.js';
 
-const SECRET = 'test-app-secret-1';
 const PHONE_NUMBER_ID = '106540352288001';
-const agentPromise = FakeAgent.start();
 
 interface Contact {
   wa_id: string | null;
@@ -49,13 +48,14 @@ let sequence = 0;
 
 describe('conversations, handoff and opt-out', () => {
   const context = useTestService({
-    PLATFORM_APP_SECRET: SECRET,
-    AGENT_MODULE_URL: 'http://127.0.0.1:1/agent', // replaced in beforeAll
-    MESSAGE_BUFFER_DELAY: '0.2',
-    MESSAGE_BUFFER_MAX_WAIT: '1',
-    AGENT_RETRY_MAX_S: '0',
-    SWEEP_INTERVAL_S: '1',
-    AGENT_TYPING_INDICATOR: 'false',
+    agent: true,
+    env: {
+      MESSAGE_BUFFER_DELAY: '0.2',
+      MESSAGE_BUFFER_MAX_WAIT: '1',
+      AGENT_RETRY_MAX_S: '0',
+      SWEEP_INTERVAL_S: '1',
+      AGENT_TYPING_INDICATOR: 'false',
+    },
   });
   let service: TestApp;
   let platform: FakePlatform;
@@ -67,7 +67,7 @@ describe('conversations, handoff and opt-out', () => {
 
   const target = (): WebhookTarget => ({
     url: `${service.url}/webhooks/messenger`,
-    appSecret: SECRET,
+    appSecret: APP_SECRET,
     phoneNumberId: PHONE_NUMBER_ID,
   });
   const inbound = async (
@@ -110,9 +110,7 @@ describe('conversations, handoff and opt-out', () => {
       .map((m) => (m.text as { body: string }).body);
 
   beforeAll(async () => {
-    agent = await agentPromise;
-    (context.service.config as { AGENT_MODULE_URL?: string }).AGENT_MODULE_URL = agent.url;
-    ({ service, platform, db } = context);
+    ({ service, platform, db, agent } = context);
     token = await adminToken(service.url);
     instanceId = await createInstance(service.url, token, PHONE_NUMBER_ID, 'Conversations');
     key = await createApiKey(service.url, token, instanceId, 'conversations');
@@ -132,10 +130,6 @@ describe('conversations, handoff and opt-out', () => {
   beforeEach(() => {
     agent.reset();
     platform.reset();
-  });
-
-  afterAll(async () => {
-    await agent?.stop();
   });
 
   it('lists contacts newest activity first, searched by number or name, page by page', async () => {
@@ -485,12 +479,13 @@ describe('conversations, handoff and opt-out', () => {
 
 describe('per-instance agent settings', () => {
   const context = useTestService({
-    PLATFORM_APP_SECRET: SECRET,
-    AGENT_MODULE_URL: 'http://127.0.0.1:1/agent', // replaced in beforeAll
-    AGENT_MODULE_TOKEN: 'global-agent-token',
-    MESSAGE_BUFFER_DELAY: '0.2',
-    MESSAGE_BUFFER_MAX_WAIT: '1',
-    AGENT_TYPING_INDICATOR: 'false',
+    env: {
+      AGENT_MODULE_URL: 'http://127.0.0.1:1/agent', // replaced in beforeAll
+      AGENT_MODULE_TOKEN: 'global-agent-token',
+      MESSAGE_BUFFER_DELAY: '0.2',
+      MESSAGE_BUFFER_MAX_WAIT: '1',
+      AGENT_TYPING_INDICATOR: 'false',
+    },
   });
   let first: FakeAgent;
   let second: FakeAgent;
@@ -560,7 +555,7 @@ describe('per-instance agent settings', () => {
     for (const [n, number] of numbers.entries()) {
       const t: WebhookTarget = {
         url: `${service.url}/webhooks/messenger`,
-        appSecret: SECRET,
+        appSecret: APP_SECRET,
         phoneNumberId: number,
       };
       expect(

@@ -1,9 +1,15 @@
 import { EventReceiver } from './support/event-receiver.js';
 import { FakePlatform, deliverSigned, envelope } from './support/fake-platform.js';
 import { startServiceProcess, type ServiceProcess } from './support/service-process.js';
-import { TestDatabase, adminToken, createInstance, http, readUntil } from './support/test-app.js';
+import {
+  APP_SECRET,
+  TestDatabase,
+  adminToken,
+  createInstance,
+  http,
+  readUntil,
+} from './support/test-app.js';
 
-const SECRET = 'test-app-secret-1';
 const PHONE_NUMBER_ID = '106540352277801';
 
 describe('event forwarding across a worker killed mid-delivery', () => {
@@ -20,7 +26,7 @@ describe('event forwarding across a worker killed mid-delivery', () => {
     env = {
       DATABASE_URL: db.url,
       PLATFORM_API_URL: platform.url,
-      PLATFORM_APP_SECRET: SECRET,
+      PLATFORM_APP_SECRET: APP_SECRET,
       REDIS_PREFIX: `evkill${Date.now()}`,
       EVENT_POLL_MS: '50',
       EVENT_LEASE_S: '2',
@@ -54,7 +60,7 @@ describe('event forwarding across a worker killed mid-delivery', () => {
     const ids = ['wamid.kill-1', 'wamid.kill-2', 'wamid.kill-3'];
     const target = {
       url: `${api.url}/webhooks/messenger`,
-      appSecret: SECRET,
+      appSecret: APP_SECRET,
       phoneNumberId: PHONE_NUMBER_ID,
     };
     const status = await deliverSigned(

@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { EventReceiver } from './support/event-receiver.js';
 import { deliverSigned, envelope, type WebhookTarget } from './support/fake-platform.js';
 import {
+  APP_SECRET,
   adminToken,
   createInstance,
   http,
@@ -13,7 +14,6 @@ import {
   type TestApp,
 } from './support/test-app.js';
 
-const SECRET = 'test-app-secret-1';
 const PHONE_NUMBER_ID = '106540352277201';
 const ACCOUNT = '102290129377201';
 
@@ -26,7 +26,7 @@ interface Delivery {
 let sequence = 0;
 
 describe('event replay: once per pending event, one at a time, bounded in time', () => {
-  const context = useTestService({ PLATFORM_APP_SECRET: SECRET, EVENT_POLL_MS: '50' });
+  const context = useTestService({ env: { EVENT_POLL_MS: '50' } });
   let service: TestApp;
   let receiver: EventReceiver;
   let token: string;
@@ -35,7 +35,7 @@ describe('event replay: once per pending event, one at a time, bounded in time',
 
   const target = (): WebhookTarget => ({
     url: `${service.url}/webhooks/messenger`,
-    appSecret: SECRET,
+    appSecret: APP_SECRET,
     phoneNumberId: PHONE_NUMBER_ID,
     channelAccountId: ACCOUNT,
   });
@@ -195,7 +195,7 @@ describe('event replay: once per pending event, one at a time, bounded in time',
     const quick = await startTestApp({
       DATABASE_URL: context.db.url,
       PLATFORM_API_URL: context.platform.url,
-      PLATFORM_APP_SECRET: SECRET,
+      PLATFORM_APP_SECRET: APP_SECRET,
       APP_ROLE: 'api',
       EVENT_REPLAY_TIMEOUT_MS: '1000',
     });

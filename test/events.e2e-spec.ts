@@ -17,6 +17,7 @@ import {
   type WebhookTarget,
 } from './support/fake-platform.js';
 import {
+  APP_SECRET,
   adminToken,
   createApiKey,
   createInstance,
@@ -28,7 +29,6 @@ import {
   type TestDatabase,
 } from './support/test-app.js';
 
-const SECRET = 'test-app-secret-1';
 const PHONE_NUMBER_ID = '106540352277001';
 const ACCOUNT = '102290129377001';
 const ALL_TYPES = [
@@ -39,7 +39,6 @@ const ALL_TYPES = [
   'turn.failed',
   'instance.status',
 ];
-const agentPromise = FakeAgent.start();
 
 interface Subscription {
   id: string;
@@ -64,15 +63,16 @@ let sequence = 0;
 
 describe('client event forwarding', () => {
   const context = useTestService({
-    PLATFORM_APP_SECRET: SECRET,
-    AGENT_MODULE_URL: 'http://127.0.0.1:1/agent', // replaced in beforeAll
-    MESSAGE_BUFFER_DELAY: '0.1',
-    MESSAGE_BUFFER_MAX_WAIT: '0.5',
-    AGENT_RETRY_MAX_S: '0',
-    EVENT_POLL_MS: '50',
-    EVENT_RETRY_SCHEDULE_S: '0.3,0.3,0.3',
-    EVENT_SUBSCRIPTIONS_MAX: '3',
-    EVENT_DISABLE_AFTER_S: '2',
+    agent: true,
+    env: {
+      MESSAGE_BUFFER_DELAY: '0.1',
+      MESSAGE_BUFFER_MAX_WAIT: '0.5',
+      AGENT_RETRY_MAX_S: '0',
+      EVENT_POLL_MS: '50',
+      EVENT_RETRY_SCHEDULE_S: '0.3,0.3,0.3',
+      EVENT_SUBSCRIPTIONS_MAX: '3',
+      EVENT_DISABLE_AFTER_S: '2',
+    },
   });
   let service: TestApp;
   let platform: FakePlatform;
@@ -85,7 +85,7 @@ describe('client event forwarding', () => {
 
   const target = (): WebhookTarget => ({
     url: `${service.url}/webhooks/messenger`,
-    appSecret: SECRET,
+    appSecret: APP_SECRET,
     phoneNumberId: PHONE_NUMBER_ID,
     channelAccountId: ACCOUNT,
   });
@@ -140,9 +140,7 @@ describe('client event forwarding', () => {
   const wamidOf = (r: ReceivedEvent) => (r.event.data.message as { wamid: string }).wamid;
 
   beforeAll(async () => {
-    agent = await agentPromise;
-    (context.service.config as { AGENT_MODULE_URL?: string }).AGENT_MODULE_URL = agent.url;
-    ({ service, platform, db } = context);
+    ({ service, platform, db, agent } = context);
     receiver = await EventReceiver.start();
     token = await adminToken(service.url);
     instanceId = await createInstance(service.url, token, PHONE_NUMBER_ID, 'Events store', {
@@ -161,7 +159,6 @@ describe('client event forwarding', () => {
 
   afterAll(async () => {
     await receiver?.stop();
-    await agent?.stop();
   });
 
   it('manages subscriptions: the secret is shown once, targets are checked, a scope has a limit', async () => {

@@ -2,6 +2,7 @@ import { FakeAgent } from './support/fake-agent.js';
 import { deliverSigned, envelope, type WebhookTarget } from './support/fake-platform.js';
 import { holdSends } from './support/send-hold.js';
 import {
+  APP_SECRET,
   adminToken,
   createApiKey,
   createInstance,
@@ -13,7 +14,6 @@ import {
   type TestDatabase,
 } from './support/test-app.js';
 
-const SECRET = 'test-app-secret-1';
 const PHONE_NUMBER_ID = '106540352288301';
 /**
  * A long auto-pause (its slack a minute), so no step outruns a pause however
@@ -34,14 +34,15 @@ let sequence = 0;
 
 describe('handoff timers: a pause follows the last send of a person', () => {
   const context = useTestService({
-    PLATFORM_APP_SECRET: SECRET,
-    AGENT_MODULE_URL: 'http://127.0.0.1:1/agent', // replaced in beforeAll
-    MESSAGE_BUFFER_DELAY: '0.2',
-    MESSAGE_BUFFER_MAX_WAIT: '1',
-    AGENT_TYPING_INDICATOR: 'false',
-    HANDOFF_AUTO_PAUSE_S: String(PAUSE_S),
-    // The sweeper clears ended pauses only at start: a pause that ended is still on the row.
-    SWEEP_INTERVAL_S: '3600',
+    agent: true,
+    env: {
+      MESSAGE_BUFFER_DELAY: '0.2',
+      MESSAGE_BUFFER_MAX_WAIT: '1',
+      AGENT_TYPING_INDICATOR: 'false',
+      HANDOFF_AUTO_PAUSE_S: String(PAUSE_S),
+      // The sweeper clears ended pauses only at start: a pause that ended is still on the row.
+      SWEEP_INTERVAL_S: '3600',
+    },
   });
   let service: TestApp;
   let db: TestDatabase;
@@ -52,7 +53,7 @@ describe('handoff timers: a pause follows the last send of a person', () => {
 
   const target = (): WebhookTarget => ({
     url: `${service.url}/webhooks/messenger`,
-    appSecret: SECRET,
+    appSecret: APP_SECRET,
     phoneNumberId: PHONE_NUMBER_ID,
   });
   /** An inbound text, once it is stored. */
@@ -126,9 +127,7 @@ describe('handoff timers: a pause follows the last send of a person', () => {
   };
 
   beforeAll(async () => {
-    agent = await FakeAgent.start();
-    (context.service.config as { AGENT_MODULE_URL?: string }).AGENT_MODULE_URL = agent.url;
-    ({ service, db } = context);
+    ({ service, db, agent } = context);
     token = await adminToken(service.url);
     instanceId = await createInstance(service.url, token, PHONE_NUMBER_ID, 'Timers');
     key = await createApiKey(service.url, token, instanceId, 'timers');
@@ -136,10 +135,6 @@ describe('handoff timers: a pause follows the last send of a person', () => {
 
   beforeEach(() => {
     agent.reset();
-  });
-
-  afterAll(async () => {
-    await agent?.stop();
   });
 
   it("a further send during the pause moves its end to the person's last send", async () => {

@@ -11,7 +11,9 @@ import {
 const OPEN_WINDOW_FOR = ['5511977000001', '5511977000002', '5511977000003', '5511977000004'];
 
 describe('throttling adapts instead of freezing a number', () => {
-  const context = useTestService({ PLATFORM_SEND_RATE: '10', SERVICE_WINDOW_ENFORCE: 'false' });
+  const context = useTestService({
+    env: { PLATFORM_SEND_RATE: '10', SERVICE_WINDOW_ENFORCE: 'false' },
+  });
   let key: string;
   const messages = /\/messages$/;
   const send = (to: string, body = 'hi') =>

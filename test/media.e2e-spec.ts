@@ -24,7 +24,7 @@ function form(
 }
 
 describe('media upload and download', () => {
-  const context = useTestService({ API_KEY: KEY });
+  const context = useTestService({ env: { API_KEY: KEY } });
   let platform: FakePlatform;
   let service: TestApp;
   let instanceId: string;

@@ -1,6 +1,7 @@
 import { FakeAgent } from './support/fake-agent.js';
 import { FakePlatform, deliverSigned, envelope } from './support/fake-platform.js';
 import {
+  APP_SECRET,
   TestDatabase,
   adminToken,
   createInstance,
@@ -10,7 +11,6 @@ import {
   type TestApp,
 } from './support/test-app.js';
 
-const SECRET = 'test-app-secret-1';
 const PHONE_NUMBER_ID = '106540352200888';
 
 /** The value of one series (labels given in any order), 0 when absent. */
@@ -31,7 +31,11 @@ describe('GET /metrics', () => {
   let service: TestApp;
   const scrape = async () => (await http(service.url, 'GET', '/metrics')).text;
   /** One signed delivery of `message` to the number `phoneNumberId`. */
-  const deliver = (phoneNumberId: string, message: Record<string, unknown>, appSecret = SECRET) => {
+  const deliver = (
+    phoneNumberId: string,
+    message: Record<string, unknown>,
+    appSecret = APP_SECRET,
+  ) => {
     const target = { url: `${service.url}/webhooks/messenger`, appSecret, phoneNumberId };
     return deliverSigned(target, envelope(target, 'messages', { messages: [message] }));
   };
@@ -43,7 +47,7 @@ describe('GET /metrics', () => {
     service = await startTestApp({
       DATABASE_URL: db.url,
       PLATFORM_API_URL: platform.url,
-      PLATFORM_APP_SECRET: SECRET,
+      PLATFORM_APP_SECRET: APP_SECRET,
       AGENT_MODULE_URL: agent.url,
       MESSAGE_BUFFER_DELAY: '0.1',
       API_KEY: 'metrics-test-key-0123456789',

@@ -163,7 +163,7 @@ function typeErrors(file: string): string[] {
 }
 
 describe('A client generated from the OpenAPI document', () => {
-  const context = useTestService({ SERVICE_WINDOW_ENFORCE: 'false' });
+  const context = useTestService({ env: { SERVICE_WINDOW_ENFORCE: 'false' } });
 
   beforeAll(async () => {
     await mkdir(WORK_DIR, { recursive: true });

@@ -8,6 +8,7 @@ import {
 } from './support/fake-platform.js';
 import { holdSends } from './support/send-hold.js';
 import {
+  APP_SECRET,
   TestDatabase,
   adminToken,
   createApiKey,
@@ -18,7 +19,6 @@ import {
   waitFor,
 } from './support/test-app.js';
 
-const SECRET = 'test-app-secret-1';
 const PHONE_NUMBER_ID = '106540352200601';
 
 let sequence = 0;
@@ -106,7 +106,7 @@ describe('replies and sends follow a re-keyed contact', () => {
     service = await startTestApp({
       DATABASE_URL: db.url,
       PLATFORM_API_URL: platform.url,
-      PLATFORM_APP_SECRET: SECRET,
+      PLATFORM_APP_SECRET: APP_SECRET,
       AGENT_MODULE_URL: agent.url,
       AGENT_TYPING_INDICATOR: 'false',
       MESSAGE_BUFFER_DELAY: '0.2',
@@ -120,7 +120,7 @@ describe('replies and sends follow a re-keyed contact', () => {
     key = await createApiKey(service.url, jwt, instanceId, 'rekey');
     target = {
       url: `${service.url}/webhooks/messenger`,
-      appSecret: SECRET,
+      appSecret: APP_SECRET,
       phoneNumberId: PHONE_NUMBER_ID,
     };
   });

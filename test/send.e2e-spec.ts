@@ -19,8 +19,10 @@ interface Failure {
 
 describe('sending messages', () => {
   const context = useTestService({
-    API_KEY: 'global-send-key-0123456789',
-    PLATFORM_TIMEOUT_MS: '500',
+    env: {
+      API_KEY: 'global-send-key-0123456789',
+      PLATFORM_TIMEOUT_MS: '500',
+    },
   });
   let db: TestDatabase;
   let platform: FakePlatform;

@@ -6,6 +6,7 @@ import { RedisServer } from './support/redis-server.js';
 import { startServiceProcess, type ServiceProcess } from './support/service-process.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 import {
+  APP_SECRET,
   ADMIN_PASSWORD,
   TestDatabase,
   adminToken,
@@ -18,7 +19,6 @@ import {
 } from './support/test-app.js';
 
 /** testEnvironment's app secret: deliveries signed with it are accepted. */
-const APP_SECRET = 'test-app-secret-1';
 
 interface LogLine {
   level: number;

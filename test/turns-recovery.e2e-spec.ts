@@ -12,6 +12,7 @@ import { RedisServer } from './support/redis-server.js';
 import { startServiceProcess, type ServiceProcess } from './support/service-process.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 import {
+  APP_SECRET,
   TestDatabase,
   adminToken,
   createInstance,
@@ -20,7 +21,6 @@ import {
   waitFor,
 } from './support/test-app.js';
 
-const SECRET = 'test-app-secret-1';
 const PHONE_NUMBER_ID = '106540352200401';
 
 let sequence = 0;
@@ -49,7 +49,7 @@ describe('turns through crashes and outages', () => {
 
   const target = (service: { url: string }): WebhookTarget => ({
     url: `${service.url}/webhooks/messenger`,
-    appSecret: SECRET,
+    appSecret: APP_SECRET,
     phoneNumberId: PHONE_NUMBER_ID,
   });
   const deliver = async (service: { url: string }, messages: unknown[]) => {
@@ -75,7 +75,7 @@ describe('turns through crashes and outages', () => {
     env = {
       DATABASE_URL: db.url,
       PLATFORM_API_URL: platform.url,
-      PLATFORM_APP_SECRET: SECRET,
+      PLATFORM_APP_SECRET: APP_SECRET,
       AGENT_MODULE_URL: agent.url,
       AGENT_TYPING_INDICATOR: 'false',
       SERVICE_WINDOW_ENFORCE: 'false',

@@ -9,6 +9,7 @@ import {
   type WebhookTarget,
 } from './support/fake-platform.js';
 import {
+  APP_SECRET,
   TestDatabase,
   adminToken,
   createApiKey,
@@ -19,7 +20,6 @@ import {
   waitFor,
 } from './support/test-app.js';
 
-const SECRET = 'test-app-secret-1';
 const PHONE_NUMBER_ID = '106540352200501';
 
 let sequence = 0;
@@ -70,7 +70,7 @@ describe('business-scoped user ids: customers known by number, by user id, or bo
     service = await startTestApp({
       DATABASE_URL: db.url,
       PLATFORM_API_URL: platform.url,
-      PLATFORM_APP_SECRET: SECRET,
+      PLATFORM_APP_SECRET: APP_SECRET,
       AGENT_MODULE_URL: agent.url,
       AGENT_TYPING_INDICATOR: 'false',
       MESSAGE_BUFFER_DELAY: '0.3',
@@ -80,7 +80,7 @@ describe('business-scoped user ids: customers known by number, by user id, or bo
     key = await createApiKey(service.url, jwt, instanceId, 'uid');
     target = {
       url: `${service.url}/webhooks/messenger`,
-      appSecret: SECRET,
+      appSecret: APP_SECRET,
       phoneNumberId: PHONE_NUMBER_ID,
     };
   });

@@ -8,6 +8,7 @@ import {
   type WebhookTarget,
 } from './support/fake-platform.js';
 import {
+  APP_SECRET,
   TestDatabase,
   adminToken,
   createInstance,
@@ -16,7 +17,6 @@ import {
   type TestApp,
 } from './support/test-app.js';
 
-const SECRET = 'test-app-secret-1';
 const PHONE_NUMBER_ID = '106540352200402';
 const CONTACTS = 40;
 const PER_CONTACT = 30;
@@ -41,7 +41,7 @@ describe('webhook backlog: bursts reach the agent whole', () => {
     env = {
       DATABASE_URL: db.url,
       PLATFORM_API_URL: platform.url,
-      PLATFORM_APP_SECRET: SECRET,
+      PLATFORM_APP_SECRET: APP_SECRET,
       AGENT_MODULE_URL: agent.url,
       AGENT_TYPING_INDICATOR: 'false',
       SERVICE_WINDOW_ENFORCE: 'false',
@@ -65,7 +65,7 @@ describe('webhook backlog: bursts reach the agent whole', () => {
     await createInstance(api.url, await adminToken(api.url), PHONE_NUMBER_ID);
     const target: WebhookTarget = {
       url: `${api.url}/webhooks/messenger`,
-      appSecret: SECRET,
+      appSecret: APP_SECRET,
       phoneNumberId: PHONE_NUMBER_ID,
     };
     const run = randomBytes(3).toString('hex');

@@ -6,9 +6,8 @@ import {
   WEBHOOK_REFUSED_DISCARD_BYTES,
 } from '../src/webhook/webhook.controller.js';
 import { webhookSignature } from './support/fake-platform.js';
-import { http, useTestService, type TestApp } from './support/test-app.js';
+import { APP_SECRET, http, useTestService, type TestApp } from './support/test-app.js';
 
-const SECRET = 'test-app-secret-1';
 const MB = 1024 * 1024;
 
 interface Outcome {
@@ -124,7 +123,7 @@ async function endless(
 }
 
 describe('webhook: an oversized delivery is answered 413, and its sender reads it', () => {
-  const context = useTestService({ PLATFORM_APP_SECRET: SECRET, APP_ROLE: 'api' });
+  const context = useTestService({ env: { APP_ROLE: 'api' } });
   let service: TestApp;
   let port: number;
 
@@ -138,7 +137,7 @@ describe('webhook: an oversized delivery is answered 413, and its sender reads i
       JSON.stringify({ object: 'messenger_business_account', entry: [], pad: 'z'.repeat(6 * MB) }),
     );
     expect(body.length).toBeGreaterThan(WEBHOOK_BODY_LIMIT_BYTES);
-    const signature = webhookSignature(body.toString(), SECRET);
+    const signature = webhookSignature(body.toString(), APP_SECRET);
     const outcomes: Outcome[] = [];
     for (let i = 0; i < 20; i++) {
       outcomes.push(await post(port, body, { 'x-hub-signature-256': signature }));
@@ -163,7 +162,7 @@ describe('webhook: an oversized delivery is answered 413, and its sender reads i
     // The service still takes a delivery of the right size afterwards.
     const small = Buffer.from(JSON.stringify({ object: 'messenger_business_account', entry: [] }));
     const ok = await post(port, small, {
-      'x-hub-signature-256': webhookSignature(small.toString(), SECRET),
+      'x-hub-signature-256': webhookSignature(small.toString(), APP_SECRET),
     });
     expect({ status: ok.status, error: ok.error }).toEqual({ status: 200, error: undefined });
     // A type no route takes is refused before the body is read, and answered the same way.

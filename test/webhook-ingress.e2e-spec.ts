@@ -2,6 +2,8 @@ import { Redis } from 'ioredis';
 import { WEBHOOK_STREAM } from '../src/queue/queues.js';
 import { webhookSignature } from './support/fake-platform.js';
 import {
+  APP_SECRET,
+  VERIFY_TOKEN,
   adminToken,
   createInstance,
   freePort,
@@ -11,12 +13,13 @@ import {
   type TestApp,
 } from './support/test-app.js';
 
-const SECRET = 'test-app-secret-1';
 const ROTATED = 'test-app-secret-2';
 
 describe('webhook: verification and durable acknowledgement', () => {
   // An api process only: what it acknowledged stays in the stream for the test to read.
-  const context = useTestService({ PLATFORM_APP_SECRET: `${SECRET},${ROTATED}`, APP_ROLE: 'api' });
+  const context = useTestService({
+    env: { PLATFORM_APP_SECRET: `${APP_SECRET},${ROTATED}`, APP_ROLE: 'api' },
+  });
   let service: TestApp;
   let redis: Redis;
 
@@ -47,7 +50,7 @@ describe('webhook: verification and durable acknowledgement', () => {
       );
 
     it('echoes the challenge as plain text for the configured verify token', async () => {
-      const answer = await verify('test-verify-token');
+      const answer = await verify(VERIFY_TOKEN);
       expect(answer.status).toBe(200);
       expect(answer.headers.get('content-type')).toMatch(/^text\/plain/);
       expect(answer.text).toBe('1158201444');
@@ -72,7 +75,7 @@ describe('webhook: verification and durable acknowledgement', () => {
     it('answers 403 invalid_verify_token for a wrong token or mode', async () => {
       for (const answer of [
         await verify('wrong-token'),
-        await verify('test-verify-token', 'unsubscribe'),
+        await verify(VERIFY_TOKEN, 'unsubscribe'),
       ]) {
         expect(answer.status).toBe(403);
         expect(answer.body).toMatchObject({ code: 'invalid_verify_token' });
@@ -86,7 +89,7 @@ describe('webhook: verification and durable acknowledgement', () => {
         object: 'messenger_business_account',
         entry: [{ id: 'ok-1', changes: [] }],
       });
-      const answer = await post(body, webhookSignature(body, SECRET));
+      const answer = await post(body, webhookSignature(body, APP_SECRET));
       expect(answer.status).toBe(200);
       expect(answer.body).toEqual({ status: 'ok' });
       expect(await stored()).toContain(body);
@@ -96,7 +99,7 @@ describe('webhook: verification and durable acknowledgement', () => {
       const body =
         '{ "object":"messenger_business_account",  "entry":[{"id":"raw-2","changes":[],"note":"caf\\u00e9 – São Paulo 👋"}] }';
       expect(JSON.stringify(JSON.parse(body))).not.toBe(body);
-      const answer = await post(body, webhookSignature(body, SECRET));
+      const answer = await post(body, webhookSignature(body, APP_SECRET));
       expect(answer.status).toBe(200);
       expect(await stored()).toContain(body);
     });
@@ -119,7 +122,7 @@ describe('webhook: verification and durable acknowledgement', () => {
         undefined,
         webhookSignature(body, 'another-secret'),
         'sha256=deadbeef',
-        webhookSignature(`${body} `, SECRET),
+        webhookSignature(`${body} `, APP_SECRET),
       ]) {
         const answer = await post(body, signature);
         expect(answer.status).toBe(401);
@@ -135,7 +138,7 @@ describe('webhook: verification and durable acknowledgement', () => {
       expect(unsigned.body).toMatchObject({ code: 'invalid_signature' });
       // Signed by the platform: answering 400 would only make it deliver the same bytes
       // again. Kept as received; the worker that reads it counts it invalid.
-      const signed = await post(junk, webhookSignature(junk, SECRET));
+      const signed = await post(junk, webhookSignature(junk, APP_SECRET));
       expect(signed.status).toBe(200);
       expect(await stored()).toContain(junk);
     });
@@ -144,14 +147,14 @@ describe('webhook: verification and durable acknowledgement', () => {
       const noRedis = await startTestApp({
         DATABASE_URL: context.db.url,
         PLATFORM_API_URL: context.platform.url,
-        PLATFORM_APP_SECRET: SECRET,
+        PLATFORM_APP_SECRET: APP_SECRET,
         REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
       });
       try {
         const body = JSON.stringify({ object: 'messenger_business_account', entry: [] });
         const down = await http(noRedis.url, 'POST', '/webhooks/messenger', {
           rawBody: body,
-          headers: { 'x-hub-signature-256': webhookSignature(body, SECRET) },
+          headers: { 'x-hub-signature-256': webhookSignature(body, APP_SECRET) },
         });
         expect(down.status).toBe(503);
         expect(down.body).toMatchObject({ code: 'unavailable' });

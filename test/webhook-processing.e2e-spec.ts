@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { deliverSigned, envelope, type WebhookTarget } from './support/fake-platform.js';
 import { referenceExamples } from './support/reference.js';
 import {
+  APP_SECRET,
   adminToken,
   createInstance,
   http,
@@ -11,7 +12,6 @@ import {
   type TestDatabase,
 } from './support/test-app.js';
 
-const SECRET = 'test-app-secret-1';
 const PHONE_NUMBER_ID = '106540352242922';
 
 interface Envelope {
@@ -25,14 +25,14 @@ interface Envelope {
 }
 
 describe('webhook processing: every message, status and template event is stored', () => {
-  const context = useTestService({ PLATFORM_APP_SECRET: SECRET });
+  const context = useTestService();
   let service: TestApp;
   let db: TestDatabase;
   let instanceId: string;
 
   const target = (): WebhookTarget => ({
     url: `${service.url}/webhooks/messenger`,
-    appSecret: SECRET,
+    appSecret: APP_SECRET,
     phoneNumberId: PHONE_NUMBER_ID,
   });
   const deliver = async (payload: unknown) => {

@@ -15,7 +15,7 @@ import {
   type SendRequests,
 } from '../send/send-kinds.js';
 import { ReplyWithheld, SendService } from '../send/send.service.js';
-import type { NewTurnPart, TurnPartRow, TurnRow } from '../turns/turn-states.js';
+import type { NewTurnPart, QueuedTurnPart, TurnRow } from '../turns/turn-states.js';
 import { MessageStore } from '../messages/message.store.js';
 import { TurnStore } from '../turns/turn.store.js';
 import type { AgentAnswer } from './agent-client.js';
@@ -137,12 +137,10 @@ export class ReplySender {
         error: `invalid: ${errors.map((error) => error.property).join(', ')}`,
       };
     }
-    const {
-      to: _number,
-      recipient: _userId,
-      ...validated
-    } = JSON.parse(JSON.stringify(dto)) as Record<string, unknown>;
-    return { kind, body: validated, status: 'queued' };
+    // The validated value itself goes on (stored as JSON, sent as is): no second pass.
+    const { to: _number, recipient: _userId, instance_id: _none, ...validated } = dto;
+    // `kind` chose the class, which TypeScript cannot follow through the lookup.
+    return { kind, body: validated, status: 'queued' } as NewTurnPart;
   }
 
   /**
@@ -157,7 +155,7 @@ export class ReplySender {
   async sendQueued(
     turn: Pick<TurnRow, 'id'>,
     instance: Instance,
-    parts: TurnPartRow[],
+    parts: QueuedTurnPart[],
     deadline: Date,
     lease: TurnLease,
   ): Promise<SendStep> {
@@ -179,15 +177,12 @@ export class ReplySender {
         if (error instanceof ReplyWithheld) return skipRest(error.reason);
         throw error;
       }
-      const kind = part.kind as SendKind;
-      const request = plainToInstance(
-        SEND_DTO_CLASSES[kind] as ClassConstructor<SendRequests[SendKind]>,
-        { ...part.body, ...target.recipient },
-      );
+      // Validated when the answer came: only the contact's current address is added.
+      const request = { ...part.body, ...target.recipient };
       let wamid: string;
       try {
         // Read again right before each attempt: the pacer may hold the part a few seconds.
-        wamid = await this.sender.send(instance, kind, request, {
+        wamid = await this.sender.send(instance, part.kind, request, {
           target: () => this.target(turn.id),
         });
       } catch (error) {
@@ -220,7 +215,7 @@ export class ReplySender {
   /** Settles a failed part (its failure, if it failed), or says how long to wait before trying it again. */
   private async settleFailure(
     turn: Pick<TurnRow, 'id'>,
-    part: TurnPartRow,
+    part: QueuedTurnPart,
     error: unknown,
     deadline: Date,
   ): Promise<

@@ -10,7 +10,7 @@ import { recipientOfContact, type Recipient } from '../messages/messages.service
 import { MetricsService } from '../metrics/metrics.service.js';
 import type { InboundMessage } from '../platform/webhook-payload.js';
 import { TurnScheduler } from '../turns/turn-scheduler.js';
-import type { FinalTurnState, NewTurnPart, TurnPartRow, TurnRow } from '../turns/turn-states.js';
+import type { FinalTurnState, NewTurnPart, QueuedTurnPart, TurnRow } from '../turns/turn-states.js';
 import { TurnStore } from '../turns/turn.store.js';
 import { AgentClient, type AgentAttempt } from './agent-client.js';
 import { AgentSlots, type AgentSlot } from './agent-slots.js';
@@ -128,7 +128,7 @@ export class TurnRunner {
     const recipient = contact && recipientOfContact(contact);
     if (!contact || !recipient) return this.end(turn, lease, 'skipped', 'the contact is gone');
 
-    let parts: TurnPartRow[];
+    let parts: QueuedTurnPart[];
     let deadline: Date | null;
     if (turn.status === 'claimed' || turn.status === 'calling') {
       const called = await this.callAgent(turn, instance, contact, recipient, lease, loaded);
@@ -163,7 +163,7 @@ export class TurnRunner {
     recipient: Recipient,
     lease: TurnLease,
     loaded?: Loaded,
-  ): Promise<TurnStep | TurnPartRow[]> {
+  ): Promise<TurnStep | QueuedTurnPart[]> {
     const messages = loaded?.messages ?? (await this.messages.ofTurn(turn.id));
     if (messages.length === 0) return this.end(turn, lease, 'skipped', 'its messages are gone');
     const request = buildAgentRequest(turn.id, instance, contact, messages);
@@ -342,16 +342,14 @@ export class TurnRunner {
 }
 
 /** The parts of a fresh answer still to send, as the store holds them. */
-function queuedParts(turnId: string, parts: NewTurnPart[]): TurnPartRow[] {
+function queuedParts(turnId: string, parts: NewTurnPart[]): QueuedTurnPart[] {
   return parts.flatMap((part, position) =>
     part.status === 'queued'
       ? [
           {
+            ...part,
             turn_id: turnId,
             position,
-            kind: part.kind,
-            body: part.body,
-            status: 'queued' as const,
             wamid: null,
             error: null,
             attempts: 0,

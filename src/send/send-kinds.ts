@@ -37,3 +37,12 @@ export type SendKind = keyof typeof SEND_DTO_CLASSES;
 export type SendRequests = { [K in SendKind]: InstanceType<(typeof SEND_DTO_CLASSES)[K]> };
 
 export const SEND_KINDS = Object.keys(SEND_DTO_CLASSES) as SendKind[];
+
+/** A validated body of a kind without whom it goes to: an agent's reply names no recipient. */
+export type SendContent<K extends SendKind = SendKind> = Omit<
+  SendRequests[K],
+  'to' | 'recipient' | 'instance_id'
+>;
+
+/** A validated message of some kind, tagged with it: what the agent's reply parts hold. */
+export type SendMessage = { [K in SendKind]: { kind: K; body: SendContent<K> } }[SendKind];

@@ -1,3 +1,5 @@
+import type { SendMessage } from '../send/send-kinds.js';
+
 /**
  * A turn is one exchange with the agent: a contact's buffered messages go to
  * the agent (the turn's id is the agent payload's `batch_id`), and its answer
@@ -61,6 +63,7 @@ export interface TurnRow {
   completed_at: Date | null;
 }
 
+/** A part as stored; a skipped part keeps the agent's element as it came. */
 export interface TurnPartRow {
   turn_id: string;
   position: number;
@@ -75,10 +78,14 @@ export interface TurnPartRow {
   updated_at: Date;
 }
 
+/**
+ * A part still to send: validated once, when the answer came, so its row is
+ * read back as the typed message it was stored as (the same JSON).
+ */
+export type QueuedTurnPart = Omit<TurnPartRow, 'kind' | 'body' | 'status'> &
+  SendMessage & { status: 'queued' };
+
 /** A part as the answer is turned into parts, before it is stored. */
-export interface NewTurnPart {
-  kind: string;
-  body: Record<string, unknown>;
-  status: 'queued' | 'skipped';
-  error?: string;
-}
+export type NewTurnPart =
+  | (SendMessage & { status: 'queued' })
+  | { kind: string; body: Record<string, unknown>; status: 'skipped'; error: string };

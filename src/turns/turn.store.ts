@@ -10,6 +10,7 @@ import {
   type FinalTurnState,
   type NewTurnPart,
   type PartState,
+  type QueuedTurnPart,
   type TurnPartRow,
   type TurnRow,
   type TurnState,
@@ -262,7 +263,7 @@ export class TurnStore {
         parts.map((part) => part.kind),
         parts.map((part) => JSON.stringify(part.body)),
         parts.map((part) => part.status),
-        parts.map((part) => part.error ?? null),
+        parts.map((part) => (part.status === 'skipped' ? part.error : null)),
         replyHorizonMs,
       ],
     );
@@ -365,8 +366,9 @@ export class TurnStore {
     return turn?.reply_deadline ?? null;
   }
 
-  queuedParts(turnId: string): Promise<TurnPartRow[]> {
-    return rows<TurnPartRow>(
+  /** The parts still to send, as the typed messages they were validated into when stored. */
+  queuedParts(turnId: string): Promise<QueuedTurnPart[]> {
+    return rows<QueuedTurnPart>(
       this.db,
       `SELECT * FROM turn_parts WHERE turn_id = $1 AND status = 'queued' ORDER BY position`,
       [turnId],

@@ -4,6 +4,7 @@ import { createApp } from '../../src/app.setup.js';
 import type { AppConfig } from '../../src/config/app-config.js';
 import { loadConfig, type Environment } from '../../src/config/load-config.js';
 import { TestDatabase } from './database.js';
+import { FakeAgent, type FakeAgentOptions } from './fake-agent.js';
 import { FakePlatform, VALID_TOKEN } from './fake-platform.js';
 import { noteRedisUrl, registerRedisPrefix } from './redis-prefixes.js';
 
@@ -14,6 +15,10 @@ export { readUntil, waitFor, waitUntil } from './wait.js';
 // Strong enough for production's checks, which some tests run the service under.
 export const ADMIN_PASSWORD = 'test-admin-password-7Kq2';
 export const ENCRYPTION_KEY = randomBytes(32).toString('hex');
+/** PLATFORM_APP_SECRET of every test service: the fake deliveries are signed with it. */
+export const APP_SECRET = 'test-app-secret-1';
+/** PLATFORM_VERIFY_TOKEN of every test service: the subscription handshake echoes it. */
+export const VERIFY_TOKEN = 'test-verify-token';
 const JWT_SECRET = randomBytes(32).toString('base64url');
 
 export interface TestApp {
@@ -29,8 +34,8 @@ export function testEnvironment(overrides: Environment = {}): Environment {
     NODE_ENV: 'test',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     REDIS_PREFIX: `mct${randomBytes(4).toString('hex')}`,
-    PLATFORM_VERIFY_TOKEN: 'test-verify-token',
-    PLATFORM_APP_SECRET: 'test-app-secret-1',
+    PLATFORM_VERIFY_TOKEN: VERIFY_TOKEN,
+    PLATFORM_APP_SECRET: APP_SECRET,
     ADMIN_USERNAME: 'admin',
     ADMIN_PASSWORD,
     JWT_SECRET,
@@ -117,28 +122,51 @@ export interface TestContext {
   service: TestApp;
 }
 
+/** A file's context with the fake agent the service calls (AGENT_MODULE_URL). */
+export interface AgentTestContext extends TestContext {
+  agent: FakeAgent;
+}
+
+export interface TestServiceOptions {
+  /** Environment overrides (they win over testEnvironment's). */
+  env?: Environment;
+  /**
+   * Starts a FakeAgent for the file (with these options, if any), sets the
+   * service's AGENT_MODULE_URL to it and stops it after the file.
+   */
+  agent?: true | FakeAgentOptions;
+}
+
 /**
  * Registers beforeAll/afterAll hooks that give the file a fresh database, a
- * fake platform and the service wired to both; the fields are set once the
- * hooks have run.
+ * fake platform (and, with `agent`, a fake agent) and the service wired to
+ * them; the fields are set once the hooks have run.
  */
-export function useTestService(overrides: Environment = {}): TestContext {
-  const context = {} as TestContext;
+export function useTestService(
+  options: TestServiceOptions & { agent: true | FakeAgentOptions },
+): AgentTestContext;
+export function useTestService(options?: TestServiceOptions): TestContext;
+export function useTestService(options: TestServiceOptions = {}): TestContext {
+  const context = {} as Partial<AgentTestContext>;
   beforeAll(async () => {
     context.db = await TestDatabase.create();
     context.platform = await FakePlatform.start();
+    if (options.agent)
+      context.agent = await FakeAgent.start(options.agent === true ? {} : options.agent);
     context.service = await startTestApp({
       DATABASE_URL: context.db.url,
       PLATFORM_API_URL: context.platform.url,
-      ...overrides,
+      ...(context.agent ? { AGENT_MODULE_URL: context.agent.url } : {}),
+      ...options.env,
     });
   });
   afterAll(async () => {
     await context.service?.close();
+    await context.agent?.stop();
     await context.platform?.stop();
     await context.db?.drop();
   });
-  return context;
+  return context as AgentTestContext;
 }
 
 /**
