@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
 import type { Queue } from 'bullmq';
-import { BUFFER_FLUSH_JOB, BUFFER_QUEUE, type BufferFlushJob } from '../queue/queues.js';
-import { AppConfig } from '../config/app-config.js';
-import { MessageStore } from '../messages/message.store.js';
-import type { AwaitingSpan } from '../messages/message.types.js';
-import { MetricsService, QUEUE_STATES } from '../metrics/metrics.service.js';
-import { InstancesService } from '../instances/instances.service.js';
-import { TurnStore, type ClaimResult } from '../turns/turn.store.js';
-import { DeliveryBacklog } from '../queue/delivery-backlog.js';
+import { BUFFER_FLUSH_JOB, BUFFER_QUEUE, type BufferFlushJob } from '../../queue/queues.js';
+import { AppConfig } from '../../config/app-config.js';
+import { MessageStore } from '../../messages/message.store.js';
+import type { AwaitingSpan } from '../../messages/message.types.js';
+import { MetricsService, QUEUE_STATES } from '../../metrics/metrics.service.js';
+import { InstancesService } from '../../instances/instances.service.js';
+import { TurnStore, type ClaimResult } from '../turn.store.js';
+import { DeliveryBacklog } from '../../webhook-stream/delivery-backlog.js';
 
 /** A flush running this much before its buffer is due goes ahead. */
 const DUE_TOLERANCE_MS = 25;
