@@ -114,7 +114,7 @@ export class TurnSweeper implements OnApplicationBootstrap, BeforeApplicationShu
     const own = (await this.instances.list())
       .filter((i) => i.agent_buffer_delay_s !== null || i.agent_buffer_max_wait_s !== null)
       .map((i) => ({ instanceId: i.id, ...this.instances.bufferTiming(i) }));
-    const overdue = await this.messages.overdueContacts(
+    const overdue = await this.turns.overdueContacts(
       this.instances.bufferTiming(null),
       own,
       !asOf.behind,
