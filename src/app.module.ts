@@ -25,6 +25,7 @@ import { ContactsApiModule } from './contacts/contacts-api.module.js';
 import { EventsApiModule } from './events/events-api.module.js';
 import { EventsWorkerModule } from './events/events-worker.module.js';
 import { TurnsApiModule } from './turns/turns-api.module.js';
+import { TurnsWorkerModule } from './turns/turns-worker.module.js';
 import { WebhookWorkerModule } from './webhook/webhook-worker.module.js';
 import { WebhookApiModule } from './webhook/webhook-api.module.js';
 
@@ -60,7 +61,9 @@ export class AppModule {
         ContactsApiModule,
       );
     }
-    if (config.runsWorkers) imports.push(WebhookWorkerModule, SendWorkerModule, EventsWorkerModule);
+    if (config.runsWorkers) {
+      imports.push(TurnsWorkerModule, WebhookWorkerModule, SendWorkerModule, EventsWorkerModule);
+    }
     return {
       module: AppModule,
       imports,

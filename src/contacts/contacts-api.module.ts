@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { ContactBufferModule } from '../agent/contact-buffer.module.js';
+import { BufferModule } from '../turns/buffer/buffer.module.js';
 import { InstancesModule } from '../instances/instances.module.js';
 import { MessagesModule } from '../messages/messages.module.js';
 import { AdminContactsController } from './admin-contacts.controller.js';
@@ -8,7 +8,7 @@ import { ContactsService } from './contacts.service.js';
 
 /** Conversations, handoffs and opt-outs: client and admin routes (api processes). */
 @Module({
-  imports: [MessagesModule, InstancesModule, ContactBufferModule],
+  imports: [MessagesModule, InstancesModule, BufferModule],
   controllers: [ContactsController, AdminContactsController],
   providers: [ContactsService],
 })

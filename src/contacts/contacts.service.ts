@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ContactBuffer } from '../agent/contact-buffer.js';
+import { ContactBuffer } from '../turns/buffer/contact-buffer.js';
 import { AppException } from '../common/app.exception.js';
 import { decodeCursor, encodeCursor } from '../common/time-id-cursor.js';
 import { AppConfig } from '../config/app-config.js';

@@ -292,50 +292,6 @@ export class MessageStore {
     return new Map(found.map((span) => [span.contact_id, { first: span.first, last: span.last }]));
   }
 
-  /**
-   * Contacts whose waiting messages should have gone to the agent by `asOf`
-   * (the quiet delay after the last one, unless `live` is false, or the max
-   * wait after the first, passed more than `graceMs` before it) and that have
-   * no open turn to wait for. Each instance's buffer timing is its own when
-   * `own` names it, else `timing`.
-   */
-  overdueContacts(
-    timing: { delayMs: number; maxWaitMs: number },
-    own: Array<{ instanceId: string; delayMs: number; maxWaitMs: number }>,
-    live: boolean,
-    graceMs: number,
-    asOf: Date,
-    limit = 1000,
-  ): Promise<Array<{ instance_id: string; contact_id: string }>> {
-    return rows(
-      this.db,
-      `SELECT m.instance_id, m.contact_id FROM messages m
-       LEFT JOIN unnest($6::uuid[], $7::float8[], $8::float8[]) AS o(instance_id, delay_ms, max_wait_ms)
-         ON o.instance_id = m.instance_id
-       WHERE m.awaiting_turn
-         AND NOT EXISTS (
-           SELECT 1 FROM turns t WHERE t.contact_id = m.contact_id
-             AND t.status IN ('claimed', 'calling', 'answered', 'sending'))
-       GROUP BY m.instance_id, m.contact_id, o.delay_ms, o.max_wait_ms
-       HAVING ($9 AND max(m.received_at) < $4::timestamptz
-                 - (COALESCE(o.delay_ms, $1::float8) + $3::float8) * interval '1 millisecond')
-           OR min(m.received_at) < $4::timestamptz
-                 - (COALESCE(o.max_wait_ms, $2::float8) + $3::float8) * interval '1 millisecond'
-       LIMIT $5`,
-      [
-        timing.delayMs,
-        timing.maxWaitMs,
-        graceMs,
-        asOf,
-        limit,
-        own.map((o) => o.instanceId),
-        own.map((o) => o.delayMs),
-        own.map((o) => o.maxWaitMs),
-        live,
-      ],
-    );
-  }
-
   /** A page of the contacts with messages waiting, by contact id, with their spans. */
   awaitingBuffers(
     after: string | null,

@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { epochMicros, prepared, rows, sqlState, UNIQUE_VIOLATION } from '../database/sql.js';
 import type { AwaitingSpan, ContactKeys } from '../messages/message.types.js';
 import type { InboundMessage } from '../platform/webhook-payload.js';
+import { bufferDueSql, type BufferTiming } from './buffer/buffer-due.js';
 import {
   OPEN_TURN_STATES_SQL,
   type FinalTurnState,
@@ -81,6 +82,14 @@ export type ReopenResult =
 
 const LEASE = `now() + $3::float8 * interval '1 millisecond'`;
 
+/** When the claimed contact's buffer is due (a null delay: behind a backlog, the max wait only). */
+const CLAIM_DUE = bufferDueSql({
+  first: 'first',
+  last: 'last',
+  delayMs: '$8::float8',
+  maxWaitMs: '$9::float8',
+});
+
 /** The only home of the SQL of turns and their reply parts (see turn-states.ts). */
 @Injectable()
 export class TurnStore {
@@ -91,9 +100,10 @@ export class TurnStore {
    * counts its first agent call, in one statement that also returns the
    * messages (in order) and the contact. Only a due buffer is taken: one
    * whose last message is `delayMs` old, or its first `maxWaitMs`, by
-   * `dueBy` (a null delay never passes). The partial unique index on open turns lets one turn per
-   * contact exist, so two workers flushing at once cannot both claim; while
-   * one is open, the contact's new messages wait.
+   * `dueBy` (a null delay never passes; the rule: buffer/buffer-due.ts). The
+   * partial unique index on open turns lets one turn per contact exist, so
+   * two workers flushing at once cannot both claim; while one is open, the
+   * contact's new messages wait.
    */
   async claim(
     turnId: string,
@@ -121,8 +131,7 @@ export class TurnStore {
          SELECT $1, $2, $3, 'calling', 1, now() + $6::float8 * interval '1 millisecond',
                 $4, now() + $5::float8 * interval '1 millisecond'
          FROM waiting
-         WHERE last + $8::float8 * interval '1 millisecond' <= $7
-            OR first + $9::float8 * interval '1 millisecond' <= $7
+         WHERE ${CLAIM_DUE} <= $7
          ON CONFLICT (contact_id) WHERE status IN ${OPEN_TURN_STATES_SQL} DO NOTHING
          RETURNING id
        ), taken AS (
@@ -517,6 +526,53 @@ export class TurnStore {
       );
       return { kind: 'busy', turnId: open?.id ?? 'unknown' };
     }
+  }
+
+  /**
+   * Contacts whose waiting messages should have gone to the agent by `asOf`
+   * (their buffer's due time, by the rule of buffer-due.ts with the quiet
+   * delay only when `live`, passed more than `graceMs` before it) and that
+   * have no open turn to wait for. Each instance's buffer timing is its own
+   * when `own` names it, else `timing`. For the sweeper.
+   */
+  overdueContacts(
+    timing: BufferTiming,
+    own: Array<{ instanceId: string } & BufferTiming>,
+    live: boolean,
+    graceMs: number,
+    asOf: Date,
+    limit = 1000,
+  ): Promise<Array<{ instance_id: string; contact_id: string }>> {
+    const due = bufferDueSql({
+      first: 'min(m.received_at)',
+      last: 'max(m.received_at)',
+      delayMs: 'CASE WHEN $9 THEN COALESCE(o.delay_ms, $1::float8) END',
+      maxWaitMs: 'COALESCE(o.max_wait_ms, $2::float8)',
+    });
+    return rows(
+      this.db,
+      `SELECT m.instance_id, m.contact_id FROM messages m
+       LEFT JOIN unnest($6::uuid[], $7::float8[], $8::float8[]) AS o(instance_id, delay_ms, max_wait_ms)
+         ON o.instance_id = m.instance_id
+       WHERE m.awaiting_turn
+         AND NOT EXISTS (
+           SELECT 1 FROM turns t WHERE t.contact_id = m.contact_id
+             AND t.status IN ${OPEN_TURN_STATES_SQL})
+       GROUP BY m.instance_id, m.contact_id, o.delay_ms, o.max_wait_ms
+       HAVING ${due} < $4::timestamptz - $3::float8 * interval '1 millisecond'
+       LIMIT $5`,
+      [
+        timing.delayMs,
+        timing.maxWaitMs,
+        graceMs,
+        asOf,
+        limit,
+        own.map((o) => o.instanceId),
+        own.map((o) => o.delayMs),
+        own.map((o) => o.maxWaitMs),
+        live,
+      ],
+    );
   }
 
   /** Open turns nobody works on: the lease expired (the worker died) and no retry is pending. */

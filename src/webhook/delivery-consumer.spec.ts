@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { waitFor } from '../../test/support/test-app.js';
-import type { ContactBuffer } from '../agent/contact-buffer.js';
+import type { ContactBuffer } from '../turns/buffer/contact-buffer.js';
 import { WEBHOOK_DEAD_STREAM, WEBHOOK_GROUP, type WebhookDelivery } from '../queue/queues.js';
 import { loadConfig } from '../config/load-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { DeliveryConsumer } from './delivery-consumer.js';
-import { BODY_FIELD, RECEIVED_FIELD, webhookStreamKey } from '../queue/delivery-stream.js';
+import { BODY_FIELD, RECEIVED_FIELD, webhookStreamKey } from '../webhook-stream/delivery-stream.js';
 import type { InboundService } from './inbound.service.js';
 
 const POISON = '{"poison":true}';

@@ -12,10 +12,10 @@ import { isDependencyUnavailable } from '../common/unavailable.js';
 import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { REDIS_CLIENT } from '../redis/redis.constants.js';
-import { ContactBuffer } from '../agent/contact-buffer.js';
-import { newLeaseOwner } from '../agent/turn-lease.js';
-import { IN_HAND_MS, KEEPING_UP_MS } from '../queue/delivery-backlog.js';
-import { BODY_FIELD, RECEIVED_FIELD, webhookStreamKey } from '../queue/delivery-stream.js';
+import { ContactBuffer } from '../turns/buffer/contact-buffer.js';
+import { newLeaseOwner } from '../turns/turn-lease.js';
+import { IN_HAND_MS, KEEPING_UP_MS } from '../webhook-stream/delivery-backlog.js';
+import { BODY_FIELD, RECEIVED_FIELD, webhookStreamKey } from '../webhook-stream/delivery-stream.js';
 import { InboundService } from './inbound.service.js';
 
 /** Deliveries taken at once: one set of statements for all of them. */

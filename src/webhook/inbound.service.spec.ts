@@ -1,7 +1,7 @@
 import { loadConfig } from '../config/load-config.js';
 import type { MessagesService } from '../messages/messages.service.js';
 import { EventWake } from '../events/event-wake.js';
-import type { BufferSpan, ContactBuffer } from '../agent/contact-buffer.js';
+import type { BufferSpan, ContactBuffer } from '../turns/buffer/contact-buffer.js';
 import type { Instance } from '../instances/instance.types.js';
 import type { InstancesService } from '../instances/instances.service.js';
 import type { IdentityRow } from '../messages/contact-identity.js';

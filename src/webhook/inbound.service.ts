@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { ContactBuffer, type BufferSpan } from '../agent/contact-buffer.js';
+import { ContactBuffer, type BufferSpan } from '../turns/buffer/contact-buffer.js';
 import type { WebhookDelivery } from '../queue/queues.js';
 import { sqlState } from '../database/sql.js';
 import type { Instance } from '../instances/instance.types.js';

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { InstancesModule } from '../instances/instances.module.js';
-import { DeliveryStream } from '../queue/delivery-stream.js';
+import { DeliveryStream } from '../webhook-stream/delivery-stream.js';
 import { WebhookController } from './webhook.controller.js';
 import { WebhookService } from './webhook.service.js';
 

@@ -5,7 +5,7 @@ import { sameSecret } from '../common/secrets.js';
 import { AppConfig } from '../config/app-config.js';
 import { InstancesService } from '../instances/instances.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import { DeliveryStream } from '../queue/delivery-stream.js';
+import { DeliveryStream } from '../webhook-stream/delivery-stream.js';
 import { hasValidSignature, signatureKeys } from './webhook-signature.js';
 
 @Injectable()

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import type { TurnStore } from '../turns/turn.store.js';
+import type { TurnStore } from './turn.store.js';
 
 /** A lease owner name: which process, and which run in it (two runs never share one). */
 export function newLeaseOwner(): string {

@@ -1,9 +1,9 @@
 import { Module } from '@nestjs/common';
-import { InstancesModule } from '../instances/instances.module.js';
-import { MessagesModule } from '../messages/messages.module.js';
-import { DeliveryBacklog } from '../queue/delivery-backlog.js';
-import { BUFFER_QUEUE, registerQueue } from '../queue/queues.js';
-import { TurnsModule } from '../turns/turns.module.js';
+import { InstancesModule } from '../../instances/instances.module.js';
+import { MessagesModule } from '../../messages/messages.module.js';
+import { DeliveryBacklog } from '../../webhook-stream/delivery-backlog.js';
+import { BUFFER_QUEUE, registerQueue } from '../../queue/queues.js';
+import { TurnsModule } from '../turns.module.js';
 import { ContactBuffer } from './contact-buffer.js';
 
 /**
@@ -15,4 +15,4 @@ import { ContactBuffer } from './contact-buffer.js';
   providers: [ContactBuffer, DeliveryBacklog],
   exports: [ContactBuffer, DeliveryBacklog],
 })
-export class ContactBufferModule {}
+export class BufferModule {}

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { loadConfig } from '../config/load-config.js';
 import { DeliveryBacklog } from './delivery-backlog.js';
 import { BODY_FIELD, webhookStreamKey } from './delivery-stream.js';
-import { WEBHOOK_GROUP } from './queues.js';
+import { WEBHOOK_GROUP } from '../queue/queues.js';
 
 describe('DeliveryBacklog (real Redis)', () => {
   const { config } = loadConfig({

@@ -11,9 +11,9 @@ import { InstancesService } from '../instances/instances.service.js';
 import { MessageStore } from '../messages/message.store.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { REDIS_CLIENT } from '../redis/redis.constants.js';
-import { TurnScheduler } from '../turns/turn-scheduler.js';
-import { TurnStore } from '../turns/turn.store.js';
-import { ContactBuffer } from './contact-buffer.js';
+import { TurnScheduler } from './turn-scheduler.js';
+import { TurnStore } from './turn.store.js';
+import { ContactBuffer } from './buffer/contact-buffer.js';
 import { newLeaseOwner } from './turn-lease.js';
 
 /** Work is stranded only once it is this late: on time, the jobs themselves do it. */
@@ -114,7 +114,7 @@ export class TurnSweeper implements OnApplicationBootstrap, BeforeApplicationShu
     const own = (await this.instances.list())
       .filter((i) => i.agent_buffer_delay_s !== null || i.agent_buffer_max_wait_s !== null)
       .map((i) => ({ instanceId: i.id, ...this.instances.bufferTiming(i) }));
-    const overdue = await this.messages.overdueContacts(
+    const overdue = await this.turns.overdueContacts(
       this.instances.bufferTiming(null),
       own,
       !asOf.behind,

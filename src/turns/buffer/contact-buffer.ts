@@ -2,14 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
 import type { Queue } from 'bullmq';
-import { BUFFER_FLUSH_JOB, BUFFER_QUEUE, type BufferFlushJob } from '../queue/queues.js';
-import { AppConfig } from '../config/app-config.js';
-import { MessageStore } from '../messages/message.store.js';
-import type { AwaitingSpan } from '../messages/message.types.js';
-import { MetricsService, QUEUE_STATES } from '../metrics/metrics.service.js';
-import { InstancesService } from '../instances/instances.service.js';
-import { TurnStore, type ClaimResult } from '../turns/turn.store.js';
-import { DeliveryBacklog } from '../queue/delivery-backlog.js';
+import { BUFFER_FLUSH_JOB, BUFFER_QUEUE, type BufferFlushJob } from '../../queue/queues.js';
+import { AppConfig } from '../../config/app-config.js';
+import { MessageStore } from '../../messages/message.store.js';
+import type { AwaitingSpan } from '../../messages/message.types.js';
+import { MetricsService, QUEUE_STATES } from '../../metrics/metrics.service.js';
+import { InstancesService } from '../../instances/instances.service.js';
+import { TurnStore, type ClaimResult } from '../turn.store.js';
+import { DeliveryBacklog } from '../../webhook-stream/delivery-backlog.js';
+import { bufferDueAt } from './buffer-due.js';
 
 /** A flush running this much before its buffer is due goes ahead. */
 const DUE_TOLERANCE_MS = 25;
@@ -37,10 +38,11 @@ export interface BufferSpan {
  * when they go to the agent together, as one turn.
  *
  * Live, a buffer is due MESSAGE_BUFFER_DELAY after its last message, and no
- * later than MESSAGE_BUFFER_MAX_WAIT after its first. The job is armed when
- * the buffer starts (its first waiting message), not re-armed for every
- * message after: when it runs, the claim checks the buffer is due and, if
- * more messages came meanwhile, the flush is armed again for the new time.
+ * later than MESSAGE_BUFFER_MAX_WAIT after its first (the rule: buffer-due.ts).
+ * The job is armed when the buffer starts (its first waiting message), not
+ * re-armed for every message after: when it runs, the claim checks the buffer
+ * is due and, if more messages came meanwhile, the flush is armed again for
+ * the new time.
  * So a busy contact costs one job per quiet gap, not one per batch of
  * deliveries.
  *
@@ -225,14 +227,4 @@ export class ContactBuffer {
       ? { at: readUpTo, behind }
       : { at: Date.now(), behind: false };
   }
-}
-
-/** When a buffer spanning `span` is due (ms since epoch), live or `behind` a backlog. */
-function bufferDueAt(
-  span: AwaitingSpan,
-  behind: boolean,
-  { delayMs, maxWaitMs }: { delayMs: number; maxWaitMs: number },
-): number {
-  const maxWait = span.first.getTime() + maxWaitMs;
-  return behind ? maxWait : Math.min(span.last.getTime() + delayMs, maxWait);
 }

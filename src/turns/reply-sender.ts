@@ -15,10 +15,10 @@ import {
   type SendRequests,
 } from '../send/send-kinds.js';
 import { ReplyWithheld, SendService } from '../send/send.service.js';
-import type { NewTurnPart, QueuedTurnPart, TurnRow } from '../turns/turn-states.js';
+import type { NewTurnPart, QueuedTurnPart, TurnRow } from './turn-states.js';
 import { MessageStore } from '../messages/message.store.js';
-import { TurnStore } from '../turns/turn.store.js';
-import type { AgentAnswer } from './agent-client.js';
+import { TurnStore } from './turn.store.js';
+import type { AgentAnswer } from '../agent/agent-client.js';
 import { splitReply } from './reply-splitter.js';
 import type { TurnLease } from './turn-lease.js';
 
