@@ -97,7 +97,7 @@ async function run(client: ClientBase, object: SqlObject): Promise<void> {
   try {
     await client.query(object.sql);
   } catch (error) {
-    throw new Error(`${object.kind} ${object.name}: ${(error as Error).message}`);
+    throw new Error(`${object.kind} ${object.name}: ${(error as Error).message}`, { cause: error });
   }
 }
 
