@@ -1,7 +1,8 @@
 import { Client } from 'pg';
 import { DataSource, type Logger, type QueryRunner } from 'typeorm';
 import { loadConfig } from '../src/config/load-config.js';
-import { MIGRATIONS, MigrationRunner } from '../src/database/database.module.js';
+import { MigrationRunner } from '../src/database/database.module.js';
+import { MIGRATIONS } from '../src/database/migrations/index.js';
 import { adminToken, createApiKey, http, startTestApp, TestDatabase } from './support/test-app.js';
 
 /** A statement a migration run sent, and whether it ran inside a transaction. */

@@ -3,35 +3,7 @@ import { Injectable, Logger, Module, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource, TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource, type DataSourceOptions, type QueryRunner } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { InitialSchema1763740800000 } from './migrations/1763740800000-initial-schema.js';
-import { MessagesAndContacts1763827200000 } from './migrations/1763827200000-messages-and-contacts.js';
-import { TemplateEvents1763913600000 } from './migrations/1763913600000-template-events.js';
-import { Batches1764000000000 } from './migrations/1764000000000-batches.js';
-import { DurableTurns1764100000000 } from './migrations/1764100000000-durable-turns.js';
-import { ContactIdentities1764200000000 } from './migrations/1764200000000-contact-identities.js';
-import { TemplateEventsOnce1764300000000 } from './migrations/1764300000000-template-events-once.js';
-import { EventForwarding1764400000000 } from './migrations/1764400000000-event-forwarding.js';
-import { ConversationsAndHandoff1764500000000 } from './migrations/1764500000000-conversations-and-handoff.js';
-import { InstanceAgentSettings1764600000000 } from './migrations/1764600000000-instance-agent-settings.js';
-import { EventsWhenWanted1764700000000 } from './migrations/1764700000000-events-when-wanted.js';
-import { ConversationPositions1764800000000 } from './migrations/1764800000000-conversation-positions.js';
-import { ConversationIndexes1764860000000 } from './migrations/1764860000000-conversation-indexes.js';
-
-export const MIGRATIONS = [
-  InitialSchema1763740800000,
-  MessagesAndContacts1763827200000,
-  TemplateEvents1763913600000,
-  Batches1764000000000,
-  DurableTurns1764100000000,
-  ContactIdentities1764200000000,
-  TemplateEventsOnce1764300000000,
-  EventForwarding1764400000000,
-  ConversationsAndHandoff1764500000000,
-  InstanceAgentSettings1764600000000,
-  EventsWhenWanted1764700000000,
-  ConversationPositions1764800000000,
-  ConversationIndexes1764860000000,
-];
+import { MIGRATIONS } from './migrations/index.js';
 
 /**
  * A session of the service left idle inside a transaction (a bug, a stalled

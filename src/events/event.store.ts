@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { StoredSecret } from '../crypto/stale-secrets.js';
+import { laneOrder } from '../database/lock-order.js';
 import { prepared, QUERY_CANCELED, rows, sqlState, timedTransaction } from '../database/sql.js';
 import type {
   ClaimedDelivery,
@@ -197,9 +198,9 @@ export class EventStore {
    * when a failed head is due again), in one statement; a success also ends
    * its subscription's run of failures (`healthy`). A lane whose lease another
    * worker has taken meanwhile is left to it; attempts on deliveries no longer
-   * pending are not recorded twice. The lanes are locked in key order, as the
-   * counters' triggers lock them: a message stored meanwhile (its events fan
-   * out to the same lanes) then waits instead of deadlocking.
+   * pending are not recorded twice. The lanes are locked in the one order
+   * (database/lock-order.ts): a message stored meanwhile (its events fan out
+   * to the same lanes) then waits instead of deadlocking.
    */
   async finish(results: LaneResult[], healthy: string[]): Promise<void> {
     const attempts = results.flatMap((lane) => lane.attempts);
@@ -225,7 +226,7 @@ export class EventStore {
          JOIN unnest($8::uuid[], $9::text[], $10::uuid[], $11::timestamptz[])
            AS r(subscription_id, lane, owner, next_attempt_at)
            ON l.subscription_id = r.subscription_id AND l.lane = r.lane AND l.lease_owner = r.owner
-         ORDER BY l.subscription_id, l.lane
+         ORDER BY ${laneOrder('l')}
          FOR NO KEY UPDATE OF l
        )
        UPDATE event_lanes l SET lease_owner = NULL, leased_until = NULL,

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { isoFromEpochMicros } from '../common/epoch-micros.js';
+import { contactOrder } from '../database/lock-order.js';
 import { epochMicros, prepared, rows } from '../database/sql.js';
 import type { InboundMessage } from '../platform/webhook-payload.js';
 import type { IdentityChange, IdentityRow } from './contact-identity.js';
@@ -143,8 +144,8 @@ export class MessageStore {
     identities: IdentityRow[],
   ): Promise<Map<string, string>> {
     const resolved = new Map<string, string>();
-    // One order for every batch: concurrent batches lock shared contacts in
-    // the same order, so they wait for each other instead of deadlocking.
+    // Contacts are locked in the one order (database/lock-order.ts), so batches
+    // and sends sharing contacts wait for each other instead of deadlocking.
     // The lock is the one the update takes (no key changes): FOR UPDATE would
     // also wait on every message insert naming the contact (its foreign key
     // check), and made storing a backlog about a quarter slower.
@@ -163,7 +164,7 @@ export class MessageStore {
              WITH ORDINALITY AS i(wa_id, parent_user_id, username, name, at, n)
          ), known AS (
            SELECT i.*, c.id FROM i JOIN contacts c ON c.instance_id = $1 AND c.wa_id = i.wa_id
-           ORDER BY i.n FOR NO KEY UPDATE OF c
+           ORDER BY ${contactOrder('c')} FOR NO KEY UPDATE OF c
          ), touched AS (
            UPDATE contacts c SET
              parent_user_id = COALESCE(k.parent_user_id, c.parent_user_id),
@@ -198,7 +199,10 @@ export class MessageStore {
       `SELECT i.n, mc_resolve_contact($1, i.wa_id, i.user_id, i.parent_user_id, i.username, i.name, i.at) AS id
        FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
          WITH ORDINALITY AS i(wa_id, user_id, parent_user_id, username, name, at, n)
-       ORDER BY i.n`,
+       -- By the contact that holds a key now (new ones last): the lock order.
+       ORDER BY (SELECT c.id FROM contacts c WHERE c.instance_id = $1
+                   AND (c.user_id = i.user_id OR c.wa_id = i.wa_id)
+                 ORDER BY ${contactOrder('c')} LIMIT 1) NULLS LAST, i.n`,
       [
         instanceId,
         others.map((i) => i.waId),

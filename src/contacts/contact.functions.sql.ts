@@ -1,0 +1,219 @@
+import { contactOrder } from '../database/lock-order.js';
+import { sqlFunction, sqlTrigger, type SqlObject } from '../database/sql-objects.js';
+
+/**
+ * A contact's identity in PostgreSQL: found by number (\`wa_id\`) or
+ * business-scoped user id, linked, merged or moved when the platform reports
+ * a change (ContactStore calls these), locked in the one order of
+ * database/lock-order.ts, and the \`contact.handoff\` event of a pause.
+ */
+export const CONTACT_SQL: SqlObject[] = [
+  // Every statement that writes several contacts locks them here first.
+  sqlFunction(
+    'mc_lock_contacts',
+    `
+CREATE OR REPLACE FUNCTION mc_lock_contacts(ids uuid[]) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM 1 FROM contacts c WHERE c.id = ANY (ids) ORDER BY ${contactOrder('c')} FOR NO KEY UPDATE;
+END $$`,
+  ),
+
+  // The contact of an identity: by user id, else by number; keys a message brings are
+  // linked (merging two rows when each held one), a number on another user id's row moved.
+  // Creations race on the unique keys; links, merges and moves take the instance's
+  // advisory lock and look again.
+  sqlFunction(
+    'mc_resolve_contact',
+    `
+CREATE OR REPLACE FUNCTION mc_resolve_contact(p_instance uuid, p_wa_id text, p_user_id text,
+  p_parent_user_id text, p_username text, p_name text, p_inbound_at timestamptz)
+RETURNS uuid LANGUAGE plpgsql AS $$
+DECLARE
+  by_user contacts%ROWTYPE;
+  by_wa contacts%ROWTYPE;
+  found uuid;
+  locked boolean := false;
+BEGIN
+  IF p_wa_id IS NULL AND p_user_id IS NULL THEN
+    RETURN NULL;
+  END IF;
+  FOR attempt IN 1..5 LOOP
+    by_user := NULL;
+    by_wa := NULL;
+    IF p_user_id IS NOT NULL THEN
+      SELECT * INTO by_user FROM contacts WHERE instance_id = p_instance AND user_id = p_user_id;
+    END IF;
+    IF p_wa_id IS NOT NULL THEN
+      SELECT * INTO by_wa FROM contacts WHERE instance_id = p_instance AND wa_id = p_wa_id;
+    END IF;
+
+    IF by_user.id IS NOT NULL AND (p_wa_id IS NULL OR by_user.wa_id = p_wa_id) THEN
+      found := by_user.id;
+    ELSIF by_user.id IS NULL AND by_wa.id IS NOT NULL
+        AND (p_user_id IS NULL OR by_wa.user_id IS NULL) AND locked THEN
+      found := by_wa.id;
+    ELSIF by_user.id IS NULL AND by_wa.id IS NOT NULL AND p_user_id IS NULL THEN
+      found := by_wa.id;
+    ELSIF by_user.id IS NULL AND by_wa.id IS NULL THEN
+      INSERT INTO contacts (instance_id, wa_id, user_id, parent_user_id, username, name, last_inbound_at)
+      VALUES (p_instance, p_wa_id, p_user_id, p_parent_user_id, p_username, p_name, p_inbound_at)
+      ON CONFLICT DO NOTHING
+      RETURNING id INTO found;
+      IF found IS NOT NULL THEN
+        RETURN found;
+      END IF;
+      CONTINUE; -- created meanwhile by another session: look again
+    ELSIF NOT locked THEN
+      -- Keys to link, merge or move: one session at a time per instance, then look again.
+      PERFORM pg_advisory_xact_lock(hashtextextended('mc-contacts:' || p_instance::text, 0));
+      locked := true;
+      CONTINUE;
+    ELSIF by_user.id IS NOT NULL THEN
+      found := by_user.id;
+      IF by_wa.id IS NOT NULL AND by_wa.id <> by_user.id THEN
+        IF by_wa.user_id IS NULL THEN
+          IF NOT mc_merge_contacts(by_wa.id, by_user.id) THEN
+            RETURN found; -- both busy: linked on a later message
+          END IF;
+        ELSE
+          UPDATE contacts SET wa_id = NULL, previous_wa_ids = array_append(previous_wa_ids, wa_id),
+            updated_at = now()
+          WHERE id = by_wa.id;
+        END IF;
+      END IF;
+    ELSE
+      -- The number is on a row with another user id: it changed hands.
+      UPDATE contacts SET wa_id = NULL, previous_wa_ids = array_append(previous_wa_ids, wa_id),
+        updated_at = now()
+      WHERE id = by_wa.id;
+      CONTINUE;
+    END IF;
+
+    UPDATE contacts SET
+      previous_wa_ids = CASE WHEN p_wa_id IS NOT NULL AND wa_id IS NOT NULL AND wa_id <> p_wa_id
+        THEN array_append(previous_wa_ids, wa_id) ELSE previous_wa_ids END,
+      wa_id = COALESCE(p_wa_id, wa_id),
+      user_id = COALESCE(p_user_id, user_id),
+      parent_user_id = COALESCE(p_parent_user_id, parent_user_id),
+      username = COALESCE(p_username, username),
+      name = COALESCE(p_name, name),
+      last_inbound_at = GREATEST(last_inbound_at, p_inbound_at),
+      updated_at = now()
+    WHERE id = found
+      AND (p_wa_id IS DISTINCT FROM NULL AND wa_id IS DISTINCT FROM p_wa_id
+        OR p_user_id IS DISTINCT FROM NULL AND user_id IS DISTINCT FROM p_user_id
+        OR p_parent_user_id IS DISTINCT FROM NULL AND parent_user_id IS DISTINCT FROM p_parent_user_id
+        OR p_username IS DISTINCT FROM NULL AND username IS DISTINCT FROM p_username
+        OR p_name IS DISTINCT FROM NULL AND name IS DISTINCT FROM p_name
+        OR p_inbound_at > COALESCE(last_inbound_at, '-infinity'));
+    RETURN found;
+  END LOOP;
+  RAISE EXCEPTION 'contact for % / % could not be resolved', p_wa_id, p_user_id;
+END
+$$`,
+  ),
+
+  // A number or user-id change (a system message): the contact known by the old keys
+  // takes the new ones, merged with one that already held them. Null when none is known.
+  sqlFunction(
+    'mc_rekey_contact',
+    `
+CREATE OR REPLACE FUNCTION mc_rekey_contact(p_instance uuid, p_old_wa_id text,
+  p_old_user_id text, p_new_wa_id text, p_new_user_id text, p_new_parent_user_id text)
+RETURNS uuid LANGUAGE plpgsql AS $$
+DECLARE
+  target contacts%ROWTYPE;
+  holder uuid;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended('mc-contacts:' || p_instance::text, 0));
+  SELECT * INTO target FROM contacts
+  WHERE instance_id = p_instance
+    AND ((p_old_user_id IS NOT NULL AND user_id = p_old_user_id)
+      OR (p_old_wa_id IS NOT NULL AND wa_id = p_old_wa_id))
+  ORDER BY (user_id IS NOT DISTINCT FROM p_old_user_id) DESC
+  LIMIT 1;
+  IF target.id IS NULL THEN
+    RETURN NULL;
+  END IF;
+  SELECT id INTO holder FROM contacts
+  WHERE instance_id = p_instance AND id <> target.id
+    AND ((p_new_user_id IS NOT NULL AND user_id = p_new_user_id)
+      OR (p_new_wa_id IS NOT NULL AND wa_id = p_new_wa_id))
+  LIMIT 1;
+  IF holder IS NOT NULL AND NOT mc_merge_contacts(holder, target.id) THEN
+    RETURN target.id; -- both busy: the change is applied on a later message
+  END IF;
+  UPDATE contacts SET
+    previous_wa_ids = CASE WHEN p_new_wa_id IS NOT NULL AND wa_id IS NOT NULL AND wa_id <> p_new_wa_id
+      THEN array_append(previous_wa_ids, wa_id) ELSE previous_wa_ids END,
+    previous_user_ids = CASE WHEN p_new_user_id IS NOT NULL AND user_id IS NOT NULL AND user_id <> p_new_user_id
+      THEN array_append(previous_user_ids, user_id) ELSE previous_user_ids END,
+    wa_id = COALESCE(p_new_wa_id, wa_id),
+    user_id = COALESCE(p_new_user_id, user_id),
+    parent_user_id = COALESCE(p_new_parent_user_id, parent_user_id),
+    updated_at = now()
+  WHERE id = target.id;
+  RETURN target.id;
+END
+$$`,
+  ),
+
+  // Moves the loser's messages and turns to the survivor, whose keys and profile it
+  // completes. False (nothing done) while both have an open turn.
+  sqlFunction(
+    'mc_merge_contacts',
+    `
+CREATE OR REPLACE FUNCTION mc_merge_contacts(loser uuid, survivor uuid) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+  gone contacts%ROWTYPE;
+BEGIN
+  PERFORM mc_lock_contacts(ARRAY[loser, survivor]);
+  IF (SELECT count(DISTINCT contact_id) FROM turns
+      WHERE contact_id IN (loser, survivor) AND mc_turn_open(status)) > 1 THEN
+    RETURN false;
+  END IF;
+  UPDATE messages SET contact_id = survivor WHERE contact_id = loser;
+  UPDATE turns SET contact_id = survivor WHERE contact_id = loser;
+  DELETE FROM contacts WHERE id = loser RETURNING * INTO gone;
+  UPDATE contacts SET
+    wa_id = COALESCE(wa_id, gone.wa_id),
+    user_id = COALESCE(user_id, gone.user_id),
+    parent_user_id = COALESCE(parent_user_id, gone.parent_user_id),
+    username = COALESCE(username, gone.username),
+    name = COALESCE(name, gone.name),
+    last_inbound_at = GREATEST(last_inbound_at, gone.last_inbound_at),
+    previous_wa_ids = previous_wa_ids || gone.previous_wa_ids,
+    previous_user_ids = previous_user_ids || gone.previous_user_ids,
+    created_at = LEAST(created_at, gone.created_at),
+    updated_at = now()
+  WHERE id = survivor;
+  RETURN true;
+END
+$$`,
+  ),
+
+  sqlFunction(
+    'mc_contact_handoff',
+    `
+CREATE OR REPLACE FUNCTION mc_contact_handoff() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO events (type, instance_id, lane, data)
+  VALUES ('contact.handoff', NEW.instance_id, 'contact:' || NEW.id, jsonb_build_object(
+    'paused', NEW.handoff_until IS NOT NULL AND NEW.handoff_until > now(),
+    'until', mc_iso(NEW.handoff_until), 'since', mc_iso(NEW.handoff_since),
+    'reason', NEW.handoff_reason, 'by', NEW.handoff_by,
+    'contact', jsonb_build_object('wa_id', NEW.wa_id, 'user_id', NEW.user_id, 'name', NEW.name)));
+  RETURN NULL;
+END $$`,
+  ),
+  sqlTrigger(
+    'tr_contact_handoff',
+    'contacts',
+    `
+CREATE TRIGGER tr_contact_handoff AFTER UPDATE OF handoff_until, handoff_by ON contacts
+FOR EACH ROW WHEN (OLD.handoff_until IS DISTINCT FROM NEW.handoff_until
+                   OR OLD.handoff_by IS DISTINCT FROM NEW.handoff_by)
+EXECUTE FUNCTION mc_contact_handoff()`,
+  ),
+];

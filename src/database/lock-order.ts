@@ -1,0 +1,31 @@
+/**
+ * The one order in which the service's statements and triggers lock the rows
+ * several writers share; a transaction that keeps to it may wait for another
+ * but never deadlocks with it:
+ *
+ * 1. `contacts` rows, by ascending `id`: all that a statement will write,
+ *    before anything below (`mc_lock_contacts`, which the message triggers
+ *    call first, and the contact statements' ORDER BY);
+ * 2. `event_lanes` rows, by ascending `(subscription_id, lane)`: the lane
+ *    counters' triggers, which every event reaches through its fan-out, and
+ *    the dispatcher's finish.
+ *
+ * The writers that meet on them: an inbound batch (its contacts brought
+ * forward, then its messages and their events), an outbound record (its
+ * contacts' last send, then its events), a status batch (its events) and the
+ * dispatcher finishing its lanes. The row-level event triggers (a handoff, a
+ * turn failing, an instance's status, a template's) write one row's event at
+ * a time, after the statement's own row locks.
+ */
+
+/** The `ORDER BY` of a statement that locks contacts; `alias` names the table. */
+export const contactOrder = (alias: string): string => `${alias}.id`;
+
+/** The `ORDER BY` of the lanes: columns named as in `event_lanes`. */
+export const LANE_ORDER = 'subscription_id, lane';
+
+/** The same, for a statement that names `event_lanes` by `alias`. */
+export const laneOrder = (alias: string): string =>
+  LANE_ORDER.split(', ')
+    .map((column) => `${alias}.${column}`)
+    .join(', ');

@@ -1,0 +1,33 @@
+import { InitialSchema1763740800000 } from './1763740800000-initial-schema.js';
+import { MessagesAndContacts1763827200000 } from './1763827200000-messages-and-contacts.js';
+import { TemplateEvents1763913600000 } from './1763913600000-template-events.js';
+import { Batches1764000000000 } from './1764000000000-batches.js';
+import { DurableTurns1764100000000 } from './1764100000000-durable-turns.js';
+import { ContactIdentities1764200000000 } from './1764200000000-contact-identities.js';
+import { TemplateEventsOnce1764300000000 } from './1764300000000-template-events-once.js';
+import { EventForwarding1764400000000 } from './1764400000000-event-forwarding.js';
+import { ConversationsAndHandoff1764500000000 } from './1764500000000-conversations-and-handoff.js';
+import { InstanceAgentSettings1764600000000 } from './1764600000000-instance-agent-settings.js';
+import { EventsWhenWanted1764700000000 } from './1764700000000-events-when-wanted.js';
+import { ConversationPositions1764800000000 } from './1764800000000-conversation-positions.js';
+import { ConversationIndexes1764860000000 } from './1764860000000-conversation-indexes.js';
+
+import { CurrentSql1795628587636 } from './1795628587636-current-sql.js';
+
+/** Every migration, oldest first (`npm run sql:migration` appends the ones it writes). */
+export const MIGRATIONS = [
+  InitialSchema1763740800000,
+  MessagesAndContacts1763827200000,
+  TemplateEvents1763913600000,
+  Batches1764000000000,
+  DurableTurns1764100000000,
+  ContactIdentities1764200000000,
+  TemplateEventsOnce1764300000000,
+  EventForwarding1764400000000,
+  ConversationsAndHandoff1764500000000,
+  InstanceAgentSettings1764600000000,
+  EventsWhenWanted1764700000000,
+  ConversationPositions1764800000000,
+  ConversationIndexes1764860000000,
+  CurrentSql1795628587636,
+];

@@ -1,0 +1,147 @@
+import { sqlFunction, sqlTrigger, type SqlObject } from '../database/sql-objects.js';
+
+/**
+ * What happens in PostgreSQL when a message row is written: its events
+ * (`message.received`, `message.sent`, `message.status`) in the shapes of the
+ * API (events/dto/event-payloads.dto.ts), its contact's last send, and its
+ * position for the conversation's followers. Contacts are locked before the
+ * events reach their lanes, in the order of database/lock-order.ts.
+ */
+export const MESSAGE_SQL: SqlObject[] = [
+  // An event's `data` for a message and its contact (either may be unknown yet).
+  sqlFunction(
+    'mc_message_event',
+    `
+CREATE OR REPLACE FUNCTION mc_message_event(m messages, c contacts) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+  SELECT jsonb_build_object(
+    'message', jsonb_build_object(
+      'wamid', m.wamid, 'instance_id', m.instance_id, 'direction', m.direction,
+      'contact', m.contact, 'wa_id', c.wa_id, 'user_id', c.user_id, 'type', m.type,
+      'status', m.status, 'errors', m.errors, 'content', m.body,
+      'created_at', mc_iso(m.created_at), 'updated_at', mc_iso(m.updated_at)),
+    'contact', jsonb_build_object(
+      'wa_id', COALESCE(c.wa_id, CASE WHEN m.contact ~ '^[0-9]+$' THEN m.contact END),
+      'user_id', c.user_id, 'name', c.name, 'username', c.username))
+$$`,
+  ),
+
+  // A message's events keep its contact's order: one lane per contact (or per address
+  // while the message has no contact yet).
+  sqlFunction(
+    'mc_message_lane',
+    `
+CREATE OR REPLACE FUNCTION mc_message_lane(m messages) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+  SELECT 'contact:' || COALESCE(m.contact_id::text, m.instance_id::text || ':' || m.contact)
+$$`,
+  ),
+
+  // New rows: the contacts of the sends recorded move their last send, then each row's
+  // event. A status for a wamid not stored yet makes a placeholder (type 'unknown'): its
+  // event is the status; the send that completes it is an update (mc_messages_updated).
+  sqlFunction(
+    'mc_messages_inserted',
+    `
+CREATE OR REPLACE FUNCTION mc_messages_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM mc_lock_contacts(ARRAY(
+    SELECT contact_id FROM added
+    WHERE direction = 'outbound' AND contact_id IS NOT NULL AND type <> 'unknown'));
+  UPDATE contacts c SET last_outbound_at = GREATEST(c.last_outbound_at, o.at)
+  FROM (SELECT contact_id, max(created_at) AS at FROM added
+        WHERE direction = 'outbound' AND contact_id IS NOT NULL AND type <> 'unknown'
+        GROUP BY contact_id) o
+  WHERE c.id = o.contact_id;
+  IF EXISTS (SELECT 1 FROM event_subscriptions) THEN
+    INSERT INTO events (type, instance_id, lane, data)
+    SELECT t.type, m.instance_id, mc_message_lane(m),
+      mc_message_event(m, c) || CASE
+        WHEN m.direction = 'inbound' THEN '{}'::jsonb
+        WHEN m.type = 'unknown' THEN jsonb_build_object('status', m.status, 'previous_status', NULL)
+        ELSE jsonb_build_object('sent_by', COALESCE(m.sent_by, 'api')) END
+    FROM added m
+    CROSS JOIN LATERAL (SELECT CASE WHEN m.direction = 'inbound' THEN 'message.received'
+                                    WHEN m.type = 'unknown' THEN 'message.status'
+                                    ELSE 'message.sent' END AS type) t
+    LEFT JOIN contacts c ON c.id = m.contact_id
+    WHERE mc_event_wanted(m.instance_id, t.type)
+    ORDER BY m.seq;
+  END IF;
+  RETURN NULL;
+END $$`,
+  ),
+  sqlTrigger(
+    'tr_messages_inserted',
+    'messages',
+    `
+CREATE TRIGGER tr_messages_inserted AFTER INSERT ON messages
+REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION mc_messages_inserted()`,
+  ),
+
+  // Changed rows, a statement at a time (one row at a time, a batch of statuses and the
+  // dispatcher took the same lanes in opposite orders): a placeholder a send completed
+  // (type 'unknown' becomes the send's) is that send's message.sent and moves its
+  // contact's last send; a new status is a message.status.
+  sqlFunction(
+    'mc_messages_updated',
+    `
+CREATE OR REPLACE FUNCTION mc_messages_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM mc_lock_contacts(ARRAY(
+    SELECT n.contact_id FROM after_rows n JOIN before_rows o ON o.id = n.id
+    WHERE o.type = 'unknown' AND n.type <> 'unknown' AND n.contact_id IS NOT NULL));
+  UPDATE contacts c SET last_outbound_at = GREATEST(c.last_outbound_at, s.at)
+  FROM (SELECT n.contact_id, max(n.created_at) AS at
+        FROM after_rows n JOIN before_rows o ON o.id = n.id
+        WHERE o.type = 'unknown' AND n.type <> 'unknown' AND n.contact_id IS NOT NULL
+        GROUP BY n.contact_id) s
+  WHERE c.id = s.contact_id;
+  IF EXISTS (SELECT 1 FROM event_subscriptions) THEN
+    INSERT INTO events (type, instance_id, lane, data)
+    SELECT e.type, n.instance_id, mc_message_lane(n),
+      mc_message_event(n, c) || CASE e.type
+        WHEN 'message.sent' THEN jsonb_build_object('sent_by', COALESCE(n.sent_by, 'api'))
+        ELSE jsonb_build_object('status', n.status, 'previous_status', o.status) END
+    FROM after_rows n
+    JOIN before_rows o ON o.id = n.id
+    CROSS JOIN LATERAL (
+      SELECT 'message.sent' AS type, 1 AS rank WHERE o.type = 'unknown' AND n.type <> 'unknown'
+      UNION ALL
+      SELECT 'message.status', 2 WHERE o.status IS DISTINCT FROM n.status) e
+    LEFT JOIN contacts c ON c.id = n.contact_id
+    WHERE mc_event_wanted(n.instance_id, e.type)
+    ORDER BY n.seq, e.rank;
+  END IF;
+  RETURN NULL;
+END $$`,
+  ),
+  sqlTrigger(
+    'tr_messages_updated',
+    'messages',
+    `
+CREATE TRIGGER tr_messages_updated AFTER UPDATE ON messages
+REFERENCING OLD TABLE AS before_rows NEW TABLE AS after_rows
+FOR EACH STATEMENT EXECUTE FUNCTION mc_messages_updated()`,
+  ),
+
+  // A message that joins a contact later (a placeholder its send completes, a merge of two
+  // contacts) is new to whoever follows that contact: it moves to the mover's position.
+  sqlFunction(
+    'mc_message_moved',
+    `
+CREATE OR REPLACE FUNCTION mc_message_moved() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.stored_tx := pg_current_xact_id();
+  RETURN NEW;
+END $$`,
+  ),
+  sqlTrigger(
+    'tr_message_moved',
+    'messages',
+    `
+CREATE TRIGGER tr_message_moved BEFORE UPDATE OF contact_id ON messages
+FOR EACH ROW WHEN (NEW.contact_id IS NOT NULL AND OLD.contact_id IS DISTINCT FROM NEW.contact_id)
+EXECUTE FUNCTION mc_message_moved()`,
+  ),
+];

@@ -1,0 +1,148 @@
+import { randomUUID } from 'node:crypto';
+import { sqlState } from '../../src/database/sql.js';
+import { EventStore } from '../../src/events/event.store.js';
+import { MessageStore } from '../../src/messages/message.store.js';
+import { insertInstance, insertSubscription, useMigratedDatabase } from './support.js';
+
+/** PostgreSQL's code for a transaction it ended to break a deadlock. */
+const DEADLOCK_DETECTED = '40P01';
+
+const ITERATIONS = 300;
+
+/**
+ * The writers that share contacts and event lanes (database/lock-order.ts),
+ * each given the same two contacts in its own order, at the same time, again
+ * and again: an inbound batch, an outbound record that also completes two
+ * status placeholders, a status batch, and the dispatcher finishing the lanes.
+ */
+describe('lock order: contacts, then event lanes', () => {
+  const context = useMigratedDatabase();
+  let messages: MessageStore;
+  let events: EventStore;
+  let instanceId: string;
+
+  beforeAll(async () => {
+    messages = new MessageStore(context.source);
+    events = new EventStore(context.source);
+    instanceId = await insertInstance(context.db);
+    await insertSubscription(context.db, null, [
+      'message.received',
+      'message.sent',
+      'message.status',
+    ]);
+  });
+
+  it(`lets an inbound batch, an outbound record, a status batch and a lane finish run together ${ITERATIONS} times without a deadlock`, async () => {
+    let deadlocks = 0;
+    const failures: unknown[] = [];
+    const settle = async (work: Promise<unknown>) => {
+      try {
+        await work;
+      } catch (error) {
+        if (sqlState(error) === DEADLOCK_DETECTED) deadlocks++;
+        else failures.push(error);
+      }
+    };
+    const identity = (waId: string) => ({
+      key: waId,
+      waId,
+      userId: null,
+      parentUserId: null,
+      username: null,
+      name: `Customer ${waId}`,
+      lastInboundAt: new Date(),
+    });
+    const send = (waId: string, wamid: string) => ({
+      instanceId,
+      address: waId,
+      byNumber: true,
+      sentBy: 'api' as const,
+      type: 'text',
+      body: { text: { body: 'hello' } },
+      wamid,
+    });
+
+    for (let i = 0; i < ITERATIONS; i++) {
+      const numbers = [`55119${i}1`, `55119${i}2`];
+      const ids = await messages.resolveContacts(instanceId, numbers.map(identity));
+      const contacts = numbers.map((n) => ids.get(n)!);
+      // Sent before, now delivered; and two statuses that came before their sends' answers.
+      const sent = numbers.map(() => `wamid.sent.${randomUUID()}`);
+      const early = numbers.map(() => `wamid.early.${randomUUID()}`);
+      await messages.insertOutbound(numbers.map((n, k) => send(n, sent[k])));
+      await messages.applyStatuses(
+        instanceId,
+        numbers.map((n, k) => ({ wamid: early[k], recipient: n, status: 'sent', errors: null })),
+      );
+      const owner = randomUUID();
+      const leased = await events.claim(owner, 100, 10, 60);
+      const lanes = [...new Map(leased.map((d) => [`${d.subscription_id} ${d.lane}`, d])).values()];
+
+      // Each writer takes the two contacts in an order of its own, which flips every round.
+      const order = <T>(items: T[], flip: boolean): T[] => (flip ? [...items].reverse() : items);
+      const flip = i % 2 === 0;
+      await Promise.all([
+        settle(
+          (async () => {
+            const resolved = await messages.resolveContacts(
+              instanceId,
+              order(numbers, flip).map(identity),
+            );
+            await messages.insertInbound(
+              instanceId,
+              true,
+              order(numbers, flip).map((n) => ({
+                wamid: `wamid.in.${randomUUID()}`,
+                address: n,
+                contactId: resolved.get(n)!,
+                type: 'text',
+                body: JSON.stringify({ text: { body: 'hi' } }),
+                sentAt: new Date(),
+                receivedAt: new Date(),
+              })),
+            );
+          })(),
+        ),
+        settle(
+          messages.insertOutbound(
+            order(
+              numbers.flatMap((n, k) => [send(n, early[k]), send(n, `wamid.new.${randomUUID()}`)]),
+              !flip,
+            ),
+          ),
+        ),
+        settle(
+          messages.applyStatuses(
+            instanceId,
+            order(numbers, !flip).map((n, k) => ({
+              wamid: sent[flip ? 1 - k : k],
+              recipient: n,
+              status: 'delivered',
+              errors: null,
+            })),
+          ),
+        ),
+        settle(
+          events.finish(
+            order(lanes, flip).map((lane) => ({
+              subscriptionId: lane.subscription_id,
+              lane: lane.lane,
+              owner,
+              attempts: [],
+              nextAttemptAt: new Date(),
+            })),
+            [],
+          ),
+        ),
+      ]);
+      expect(lanes.length).toBeGreaterThan(0);
+      expect(new Set(contacts).size).toBe(2);
+      // The next round starts with no lane pending (the counters' trigger removes them).
+      await context.db.query('DELETE FROM event_deliveries');
+      if (deadlocks > 0 || failures.length > 0) break;
+    }
+
+    expect(failures).toEqual([]);
+    expect(deadlocks).toBe(0);
+  }, 120_000);
+});
