@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { MIGRATIONS } from '../src/database/database.module.js';
+import { MIGRATIONS } from '../src/database/migrations/index.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 import { TestDatabase, freePort, testEnvironment, waitFor } from './support/test-app.js';
 
