@@ -21,7 +21,9 @@ import { MetricsModule } from './metrics/metrics.module.js';
 import { RedisModule } from './redis/redis.module.js';
 import { SendApiModule } from './send/send-api.module.js';
 import { SendWorkerModule } from './send/send-worker.module.js';
+import { ContactBufferModule } from './agent/contact-buffer.module.js';
 import { ContactsApiModule } from './contacts/contacts-api.module.js';
+import { ConversationsApiModule } from './conversations/conversations-api.module.js';
 import { EventsApiModule } from './events/events-api.module.js';
 import { EventsWorkerModule } from './events/events-worker.module.js';
 import { TurnsApiModule } from './turns/turns-api.module.js';
@@ -57,7 +59,8 @@ export class AppModule {
         WebhookApiModule,
         TurnsApiModule,
         EventsApiModule,
-        ContactsApiModule,
+        ContactsApiModule.register(ContactBufferModule),
+        ConversationsApiModule,
       );
     }
     if (config.runsWorkers) imports.push(WebhookWorkerModule, SendWorkerModule, EventsWorkerModule);

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { BUFFER_QUEUE, registerQueue } from '../queue/queues.js';
+import { ContactsModule } from '../contacts/contacts.module.js';
 import { InstancesModule } from '../instances/instances.module.js';
 import { OutboundModule } from '../outbound/outbound.module.js';
 import { MessagesModule } from '../messages/messages.module.js';
@@ -19,6 +20,7 @@ import { TurnProcessor } from './turn.processor.js';
   imports: [
     registerQueue(BUFFER_QUEUE),
     ContactBufferModule,
+    ContactsModule,
     InstancesModule,
     MessagesModule,
     OutboundModule,

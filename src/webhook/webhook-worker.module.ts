@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AgentModule } from '../agent/agent.module.js';
+import { ContactsModule } from '../contacts/contacts.module.js';
 import { EventsModule } from '../events/events.module.js';
 import { InstancesModule } from '../instances/instances.module.js';
 import { MessagesModule } from '../messages/messages.module.js';
@@ -9,7 +10,14 @@ import { InboundService } from './inbound.service.js';
 
 /** The workers of the webhook pipeline (APP_ROLE all or worker). */
 @Module({
-  imports: [InstancesModule, MessagesModule, TemplatesModule, AgentModule, EventsModule],
+  imports: [
+    InstancesModule,
+    ContactsModule,
+    MessagesModule,
+    TemplatesModule,
+    AgentModule,
+    EventsModule,
+  ],
   providers: [InboundService, DeliveryConsumer],
 })
 export class WebhookWorkerModule {}
