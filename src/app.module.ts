@@ -21,7 +21,9 @@ import { MetricsModule } from './metrics/metrics.module.js';
 import { RedisModule } from './redis/redis.module.js';
 import { SendApiModule } from './send/send-api.module.js';
 import { SendWorkerModule } from './send/send-worker.module.js';
+import { BufferModule } from './turns/buffer/buffer.module.js';
 import { ContactsApiModule } from './contacts/contacts-api.module.js';
+import { ConversationsApiModule } from './conversations/conversations-api.module.js';
 import { EventsApiModule } from './events/events-api.module.js';
 import { EventsWorkerModule } from './events/events-worker.module.js';
 import { TurnsApiModule } from './turns/turns-api.module.js';
@@ -58,7 +60,8 @@ export class AppModule {
         WebhookApiModule,
         TurnsApiModule,
         EventsApiModule,
-        ContactsApiModule,
+        ContactsApiModule.register(BufferModule),
+        ConversationsApiModule,
       );
     }
     if (config.runsWorkers) {

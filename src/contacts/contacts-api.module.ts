@@ -1,15 +1,24 @@
-import { Module } from '@nestjs/common';
-import { BufferModule } from '../turns/buffer/buffer.module.js';
+import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { InstancesModule } from '../instances/instances.module.js';
-import { MessagesModule } from '../messages/messages.module.js';
 import { AdminContactsController } from './admin-contacts.controller.js';
 import { ContactsController } from './contacts.controller.js';
+import { ContactsModule } from './contacts.module.js';
 import { ContactsService } from './contacts.service.js';
 
-/** Conversations, handoffs and opt-outs: client and admin routes (api processes). */
-@Module({
-  imports: [MessagesModule, InstancesModule, BufferModule],
-  controllers: [ContactsController, AdminContactsController],
-  providers: [ContactsService],
-})
-export class ContactsApiModule {}
+/** The list, handoffs and opt-outs: client and admin routes (api processes). */
+@Module({})
+export class ContactsApiModule {
+  /**
+   * `flush`: a module that provides ContactFlush (the buffer's). The app hands
+   * it in rather than this module importing it: the buffer reads turns and
+   * messages, which read contacts, so the import would close a cycle.
+   */
+  static register(flush: Type): DynamicModule {
+    return {
+      module: ContactsApiModule,
+      imports: [ContactsModule, InstancesModule, flush],
+      controllers: [ContactsController, AdminContactsController],
+      providers: [ContactsService],
+    };
+  }
+}

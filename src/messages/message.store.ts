@@ -1,18 +1,12 @@
-import type { TimeIdPosition } from '../common/time-id-cursor.js';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { isoFromEpochMicros } from '../common/epoch-micros.js';
-import { contactOrder } from '../database/lock-order.js';
 import { epochMicros, prepared, rows } from '../database/sql.js';
 import type { InboundMessage } from '../platform/webhook-payload.js';
-import type { IdentityChange, IdentityRow } from './contact-identity.js';
 import {
   STATUS_RANK,
   type AwaitingSpan,
-  type Contact,
-  type ContactKeys,
-  type HandoffBy,
   type Message,
   type SentBy,
   type StatusRow,
@@ -99,9 +93,10 @@ export interface InsertedInbound {
 }
 
 /**
- * The only home of SQL on `messages` and `contacts`: the two change together
- * (a message names its contact; an inbound message moves its contact's
- * window), through the identity functions of migration ContactIdentities.
+ * The SQL of `messages` (ContactStore has that of `contacts`). A message names
+ * its contact: an inbound one is stored after its contact is resolved, waits
+ * for a turn unless its contact is paused or opted out, and a send to a new
+ * number makes it a contact (mc_resolve_contact, migration ContactIdentities).
  */
 @Injectable()
 export class MessageStore {
@@ -109,139 +104,6 @@ export class MessageStore {
 
   async ping(): Promise<void> {
     await this.db.query('SELECT 1');
-  }
-
-  /**
-   * When the contact a send names last wrote: by number, or by user id (or
-   * parent id, which several contacts may share: the latest of them).
-   */
-  async lastInbound(
-    instanceId: string,
-    address: string,
-    byNumber: boolean,
-  ): Promise<{ last: Date | null; optedOut: boolean }> {
-    const [contact] = await rows<{ last: Date | null; opted_out: boolean | null }>(
-      this.db,
-      byNumber
-        ? `SELECT last_inbound_at AS last, opted_out_at IS NOT NULL AS opted_out FROM contacts
-           WHERE instance_id = $1 AND wa_id = $2`
-        : `SELECT max(last_inbound_at) AS last, bool_or(opted_out_at IS NOT NULL) AS opted_out
-           FROM contacts WHERE instance_id = $1 AND (user_id = $2 OR parent_user_id = $2)`,
-      [instanceId, address],
-    );
-    return { last: contact?.last ?? null, optedOut: contact?.opted_out ?? false };
-  }
-
-  /**
-   * The contact of each identity (see mc_resolve_contact: found by either key,
-   * linked, merged or created), with its profile and last inbound time
-   * brought forward. Numbers already known, without a user id (most
-   * messages), are found and brought forward in one set-based statement;
-   * the others go through mc_resolve_contact, in one more.
-   */
-  async resolveContacts(
-    instanceId: string,
-    identities: IdentityRow[],
-  ): Promise<Map<string, string>> {
-    const resolved = new Map<string, string>();
-    // Contacts are locked in the one order (database/lock-order.ts), so batches
-    // and sends sharing contacts wait for each other instead of deadlocking.
-    // The lock is the one the update takes (no key changes): FOR UPDATE would
-    // also wait on every message insert naming the contact (its foreign key
-    // check), and made storing a backlog about a quarter slower.
-    const ordered = [...identities].sort(
-      (x, y) =>
-        (x.waId ?? '').localeCompare(y.waId ?? '') ||
-        (x.userId ?? '').localeCompare(y.userId ?? ''),
-    );
-    const byNumber = ordered.filter((i) => i.waId !== null && i.userId === null);
-    if (byNumber.length > 0) {
-      const known = await prepared<{ n: string; id: string }>(
-        this.db,
-        'contacts_known_numbers',
-        `WITH i AS (
-           SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[])
-             WITH ORDINALITY AS i(wa_id, parent_user_id, username, name, at, n)
-         ), known AS (
-           SELECT i.*, c.id FROM i JOIN contacts c ON c.instance_id = $1 AND c.wa_id = i.wa_id
-           ORDER BY ${contactOrder('c')} FOR NO KEY UPDATE OF c
-         ), touched AS (
-           UPDATE contacts c SET
-             parent_user_id = COALESCE(k.parent_user_id, c.parent_user_id),
-             username = COALESCE(k.username, c.username),
-             name = COALESCE(k.name, c.name),
-             last_inbound_at = GREATEST(c.last_inbound_at, k.at),
-             updated_at = now()
-           FROM known k
-           WHERE c.id = k.id
-             AND (k.parent_user_id IS NOT NULL AND c.parent_user_id IS DISTINCT FROM k.parent_user_id
-               OR k.username IS NOT NULL AND c.username IS DISTINCT FROM k.username
-               OR k.name IS NOT NULL AND c.name IS DISTINCT FROM k.name
-               OR k.at > COALESCE(c.last_inbound_at, '-infinity'))
-         )
-         SELECT n, id FROM known`,
-        [
-          instanceId,
-          byNumber.map((i) => i.waId),
-          byNumber.map((i) => i.parentUserId),
-          byNumber.map((i) => i.username),
-          byNumber.map((i) => i.name),
-          byNumber.map((i) => i.lastInboundAt),
-        ],
-      );
-      for (const row of known) resolved.set(byNumber[Number(row.n) - 1].key, row.id);
-    }
-    const others = ordered.filter((i) => !resolved.has(i.key));
-    if (others.length === 0) return resolved;
-    const found = await prepared<{ n: string; id: string }>(
-      this.db,
-      'contacts_resolve',
-      `SELECT i.n, mc_resolve_contact($1, i.wa_id, i.user_id, i.parent_user_id, i.username, i.name, i.at) AS id
-       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
-         WITH ORDINALITY AS i(wa_id, user_id, parent_user_id, username, name, at, n)
-       -- By the contact that holds a key now (new ones last): the lock order.
-       ORDER BY (SELECT c.id FROM contacts c WHERE c.instance_id = $1
-                   AND (c.user_id = i.user_id OR c.wa_id = i.wa_id)
-                 ORDER BY ${contactOrder('c')} LIMIT 1) NULLS LAST, i.n`,
-      [
-        instanceId,
-        others.map((i) => i.waId),
-        others.map((i) => i.userId),
-        others.map((i) => i.parentUserId),
-        others.map((i) => i.username),
-        others.map((i) => i.name),
-        others.map((i) => i.lastInboundAt),
-      ],
-    );
-    for (const row of found) resolved.set(others[Number(row.n) - 1].key, row.id);
-    return resolved;
-  }
-
-  /** Applies a number or user-id change to the contact known by the old keys; null when unknown. */
-  async rekeyContact(instanceId: string, change: IdentityChange): Promise<string | null> {
-    const [row] = await rows<{ id: string | null }>(
-      this.db,
-      'SELECT mc_rekey_contact($1, $2, $3, $4, $5, $6) AS id',
-      [
-        instanceId,
-        change.old.waId,
-        change.old.userId,
-        change.new.waId,
-        change.new.userId,
-        change.new.parentUserId,
-      ],
-    );
-    return row?.id ?? null;
-  }
-
-  /** A contact's keys and profile; null when it is gone. */
-  async contactKeys(contactId: string): Promise<ContactKeys | null> {
-    const [contact] = await rows<ContactKeys>(
-      this.db,
-      'SELECT wa_id, user_id, parent_user_id, username, name FROM contacts WHERE id = $1',
-      [contactId],
-    );
-    return contact ?? null;
   }
 
   /**
@@ -424,43 +286,6 @@ export class MessageStore {
     );
   }
 
-  /** An instance's contact by number (digits) or user id; null when unknown. */
-  async contactByKey(instanceId: string, key: string): Promise<Contact | null> {
-    const [contact] = await rows<Contact>(
-      this.db,
-      /^\d+$/.test(key)
-        ? 'SELECT * FROM contacts WHERE instance_id = $1 AND wa_id = $2'
-        : 'SELECT * FROM contacts WHERE instance_id = $1 AND user_id = $2',
-      [instanceId, key],
-    );
-    return contact ?? null;
-  }
-
-  /**
-   * A page of an instance's contacts, newest activity first, after the
-   * position `after` ([last activity, id]); `search` is a number prefix
-   * (digits) or a name prefix. `activity` is the last activity in microseconds.
-   */
-  listContacts(
-    instanceId: string,
-    search: string | undefined,
-    after: TimeIdPosition | null,
-    limit: number,
-  ): Promise<Array<Contact & { activity: string }>> {
-    const prefix = search?.replace(/[\\%_]/g, (c) => `\\${c}`);
-    return rows(
-      this.db,
-      `SELECT c.*, ${epochMicros('c.last_activity_at')} AS activity FROM contacts c
-       WHERE c.instance_id = $1
-         AND ($2::text IS NULL OR ($2 ~ '^[0-9]+$' AND c.wa_id LIKE $2 || '%')
-              OR lower(c.name) LIKE lower($2) || '%')
-         AND ($3::timestamptz IS NULL OR (c.last_activity_at, c.id) < ($3::timestamptz, $4::uuid))
-       ORDER BY c.last_activity_at DESC, c.id DESC
-       LIMIT $5`,
-      [instanceId, prefix ?? null, after?.at ?? null, after?.id ?? null, limit],
-    );
-  }
-
   /**
    * A page of a contact's conversation in arrival order (ArrivalPosition):
    * the `limit` latest, or the `limit` before `before`, newest first, as the
@@ -553,206 +378,5 @@ export class MessageStore {
       horizon: BigInt(found[0].horizon),
       messages: found.filter((row): row is typeof row & ConversationMessage => row.id != null),
     };
-  }
-
-  /**
-   * Pauses the agent for a contact until `until` (a pause already running
-   * keeps its start). Messages waiting for a turn wait no more: they are
-   * the pending ones a hand-back may include. The contact, or null.
-   */
-  async startHandoff(
-    contactId: string,
-    until: Date,
-    reason: string | null,
-    by: HandoffBy,
-  ): Promise<Contact | null> {
-    const [contact] = await rows<Contact>(
-      this.db,
-      `WITH first_waiting AS (
-         SELECT min(received_at) AS at FROM messages WHERE contact_id = $1 AND awaiting_turn
-       ), paused AS (
-         -- The pause covers the messages waiting now (a hand-back may include them). The
-         -- agent asking for a person does not replace a person's own pause.
-         UPDATE contacts SET handoff_until = $2, handoff_reason = $3, handoff_by = $4,
-           handoff_since = CASE WHEN handoff_until > now() THEN handoff_since
-                                ELSE LEAST(now(), (SELECT at FROM first_waiting)) END,
-           updated_at = now()
-         WHERE id = $1
-           AND NOT ($4 = 'agent' AND COALESCE(handoff_until > now() AND handoff_by <> 'agent', false))
-         RETURNING *
-       ), waiting AS (
-         UPDATE messages SET awaiting_turn = false WHERE contact_id = $1 AND awaiting_turn
-       )
-       SELECT * FROM paused`,
-      [contactId, until, reason, by],
-    );
-    return contact ?? null;
-  }
-
-  /**
-   * Hands a contact back to the agent. With `includePending`, the messages
-   * that came during the pause (and were not answered) wait for a turn again.
-   * The contact, and how many messages now wait.
-   */
-  async endHandoff(
-    contactId: string,
-    by: HandoffBy,
-    includePending: boolean,
-    notForTheAgent: string[],
-  ): Promise<{ contact: Contact | null; pending: number }> {
-    const [contact] = await rows<Contact & { pending: number }>(
-      this.db,
-      `WITH before AS (
-         SELECT handoff_since, opted_out_at FROM contacts WHERE id = $1 -- as the pause left it
-       ), resumed AS (
-         UPDATE contacts SET handoff_until = NULL, handoff_by = $2, handoff_reason = NULL,
-           updated_at = now()
-         WHERE id = $1 RETURNING *
-       ), pending AS (
-         UPDATE messages m SET awaiting_turn = true
-         FROM before
-         WHERE $3 AND m.contact_id = $1 AND m.direction = 'inbound' AND m.turn_id IS NULL
-           AND NOT m.awaiting_turn AND m.type <> 'system'
-           AND m.received_at >= COALESCE(before.handoff_since, now())
-           AND before.opted_out_at IS NULL
-           -- Stop and start words are never questions for the agent.
-           AND NOT (m.type = 'text' AND upper(btrim(m.body->'text'->>'body')) = ANY($4::text[]))
-         RETURNING m.id
-       )
-       SELECT resumed.*, (SELECT count(*)::int FROM pending) AS pending FROM resumed`,
-      [contactId, by, includePending, notForTheAgent],
-    );
-    return { contact: contact ?? null, pending: contact?.pending ?? 0 };
-  }
-
-  /**
-   * A person's sends pause the agent for their contacts until at least
-   * `seconds` after the send. A pause that already lasts that long (a
-   * client's or an admin's longer one, or one written a moment ago) is left
-   * as it is: never shortened. A pause is written `slackSeconds` longer, so a
-   * chat rewrites it (a `contact.handoff` event) at most once per slack, not
-   * per message. A running pause a client or an admin started stays theirs,
-   * only longer; one the agent asked for becomes the person's.
-   */
-  async pauseForPeople(
-    sends: Array<{ instanceId: string; address: string; byNumber: boolean }>,
-    seconds: number,
-    slackSeconds: number,
-  ): Promise<void> {
-    await this.db.query(
-      `WITH paused AS (
-       UPDATE contacts c SET handoff_until = GREATEST(c.handoff_until,
-           now() + ($4::float8 + $5::float8) * interval '1 second'),
-         handoff_since = CASE WHEN c.handoff_until > now() THEN c.handoff_since ELSE now() END,
-         handoff_reason = CASE WHEN c.handoff_until > now() AND c.handoff_by IN ('api', 'admin')
-                               THEN c.handoff_reason ELSE 'a person replied through the API' END,
-         handoff_by = CASE WHEN c.handoff_until > now() AND c.handoff_by IN ('api', 'admin')
-                           THEN c.handoff_by ELSE 'auto' END,
-         updated_at = now()
-       FROM unnest($1::uuid[], $2::text[], $3::boolean[]) AS s(instance_id, address, by_number)
-       WHERE c.instance_id = s.instance_id
-         AND (CASE WHEN s.by_number THEN c.wa_id = s.address ELSE c.user_id = s.address END)
-         AND (c.handoff_until IS NULL OR c.handoff_until < now() + $4::float8 * interval '1 second'
-              OR c.handoff_by = 'agent' AND c.handoff_until > now())
-       RETURNING c.id
-       )
-       -- What waited for the agent waits no more: the person answers it.
-       UPDATE messages m SET awaiting_turn = false
-       FROM paused WHERE m.contact_id = paused.id AND m.awaiting_turn`,
-      [
-        sends.map((s) => s.instanceId),
-        sends.map((s) => s.address),
-        sends.map((s) => s.byNumber),
-        seconds,
-        slackSeconds,
-      ],
-    );
-  }
-
-  /**
-   * What the agent's next reply part needs of its turn's contact, read as
-   * it is sent: the contact (a merge may have moved the turn to another),
-   * its keys now (a number or user id may have changed since the turn
-   * began), and whether a person (not the agent) has it or it opted out, so
-   * the agent says nothing. Null when the contact is gone.
-   */
-  async replyTarget(
-    turnId: string,
-  ): Promise<(ContactKeys & { id: string; paused: boolean }) | null> {
-    const [contact] = await rows<ContactKeys & { id: string; paused: boolean }>(
-      this.db,
-      `SELECT c.id, c.wa_id, c.user_id, c.parent_user_id, c.username, c.name,
-         COALESCE(c.handoff_until > now() AND c.handoff_by <> 'agent', false)
-           OR c.opted_out_at IS NOT NULL AS paused
-       FROM turns t JOIN contacts c ON c.id = t.contact_id WHERE t.id = $1`,
-      [turnId],
-    );
-    return contact ?? null;
-  }
-
-  /**
-   * Where an address (a number, or a user id) moved: the keys now of the
-   * contact that had it before a number or user-id change. Null while a
-   * contact still holds it (it is still good), or when none ever had it.
-   */
-  async movedKeys(
-    instanceId: string,
-    address: string,
-    byNumber: boolean,
-  ): Promise<Pick<ContactKeys, 'wa_id' | 'user_id'> | null> {
-    const held = await rows(
-      this.db,
-      byNumber
-        ? 'SELECT 1 FROM contacts WHERE instance_id = $1 AND wa_id = $2'
-        : `SELECT 1 FROM contacts WHERE instance_id = $1
-           AND (user_id = $2 OR parent_user_id = $2) LIMIT 1`,
-      [instanceId, address],
-    );
-    if (held.length > 0) return null;
-    // Rare (a retry after a change, or a number not written to yet): previous keys have no index.
-    const [moved] = await rows<Pick<ContactKeys, 'wa_id' | 'user_id'>>(
-      this.db,
-      `SELECT wa_id, user_id FROM contacts
-       WHERE instance_id = $1
-         AND $2 = ANY(CASE WHEN $3 THEN previous_wa_ids ELSE previous_user_ids END)
-       ORDER BY updated_at DESC LIMIT 1`,
-      [instanceId, address, byNumber],
-    );
-    return moved ?? null;
-  }
-
-  /** Ends the pauses whose time is up (each a contact.handoff event); how many. */
-  async endExpiredHandoffs(): Promise<number> {
-    const ended = await rows(
-      this.db,
-      `UPDATE contacts SET handoff_until = NULL, handoff_by = 'timer',
-         handoff_reason = 'the pause ended', updated_at = now()
-       WHERE handoff_until <= now() RETURNING id`,
-    );
-    return ended.length;
-  }
-
-  /**
-   * Opts contacts out (a stop word: their waiting messages wait no more) or
-   * back in; the keys of those that changed.
-   */
-  async setOptOut(
-    contactIds: string[],
-    optedOut: boolean,
-  ): Promise<Array<{ instance_id: string; wa_id: string | null; user_id: string | null }>> {
-    if (contactIds.length === 0) return [];
-    return rows(
-      this.db,
-      `WITH changed AS (
-         UPDATE contacts SET opted_out_at = CASE WHEN $2 THEN now() END, updated_at = now()
-         WHERE id = ANY($1::uuid[]) AND (opted_out_at IS NOT NULL) <> $2
-         RETURNING id, instance_id, wa_id, user_id
-       ), waiting AS (
-         UPDATE messages SET awaiting_turn = false
-         WHERE $2 AND contact_id = ANY($1::uuid[]) AND awaiting_turn
-       )
-       SELECT instance_id, wa_id, user_id FROM changed`,
-      [contactIds, optedOut],
-    );
   }
 }

@@ -5,9 +5,11 @@ import { BatchWriter } from '../common/batch-writer.js';
 import { LocalCache } from '../common/local-cache.js';
 import { AppConfig } from '../config/app-config.js';
 import { WINDOW_TOPIC } from '../common/cache-topics.js';
+import { ContactStore } from '../contacts/contact.store.js';
+import type { ContactKeys } from '../contacts/contact.types.js';
 import { CacheInvalidationService } from '../redis/cache-invalidation.service.js';
 import { MessageStore } from './message.store.js';
-import type { ContactKeys, SentBy, StoredMessage } from './message.types.js';
+import type { SentBy, StoredMessage } from './message.types.js';
 
 export const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;
 const WINDOW_CACHE_TTL_MS = 60_000;
@@ -67,13 +69,14 @@ export class MessagesService {
 
   constructor(
     private readonly store: MessageStore,
+    private readonly contacts: ContactStore,
     private readonly config: AppConfig,
-    private readonly invalidation: CacheInvalidationService,
+    invalidation: CacheInvalidationService,
   ) {
     this.writer = new BatchWriter((records) => this.storeOutbound(records), RECORD_RETRY_DELAYS_MS);
     this.pauses = new BatchWriter(
       (sends) =>
-        this.store.pauseForPeople(
+        this.contacts.pauseForPeople(
           sends,
           this.config.HANDOFF_AUTO_PAUSE_S,
           autoPauseSlackSeconds(this.config.HANDOFF_AUTO_PAUSE_S),
@@ -115,7 +118,7 @@ export class MessagesService {
     const address = addressOf(to);
     const key = `${instanceId}:${address}`;
     if ((this.openUntil.get(key, now) ?? 0) > now) return;
-    const { last, optedOut } = await this.store.lastInbound(
+    const { last, optedOut } = await this.contacts.lastInbound(
       instanceId,
       address,
       to.to !== undefined,
@@ -166,29 +169,17 @@ export class MessagesService {
   ): Promise<Recipient> {
     try {
       if (contactId) {
-        const keys = await this.store.contactKeys(contactId);
+        const keys = await this.contacts.contactKeys(contactId);
         return (keys && recipientOfContact(keys)) ?? recipient;
       }
       const byNumber = recipient.to !== undefined;
-      const moved = await this.store.movedKeys(instanceId, addressOf(recipient), byNumber);
+      const moved = await this.contacts.movedKeys(instanceId, addressOf(recipient), byNumber);
       if (!moved) return recipient;
       const number: Recipient | null = moved.wa_id ? { to: moved.wa_id } : null;
       const userId: Recipient | null = moved.user_id ? { recipient: moved.user_id } : null;
       return (byNumber ? (number ?? userId) : (userId ?? number)) ?? recipient;
     } catch {
       return recipient;
-    }
-  }
-
-  /** Opt-outs changed: every process forgets what it knew of these contacts' windows. */
-  async optOutChanged(
-    contacts: Array<{ instance_id: string; wa_id: string | null; user_id: string | null }>,
-  ): Promise<void> {
-    for (const contact of contacts) {
-      for (const address of [contact.wa_id, contact.user_id]) {
-        if (address)
-          await this.invalidation.invalidate(WINDOW_TOPIC, `${contact.instance_id}:${address}`);
-      }
     }
   }
 

@@ -4,6 +4,7 @@ import { plainToInstance, type ClassConstructor } from 'class-transformer';
 import { validate } from 'class-validator';
 import { AppException } from '../common/app.exception.js';
 import { backoffDelay, type Backoff } from '../common/backoff.js';
+import { ContactStore } from '../contacts/contact.store.js';
 import type { Instance } from '../instances/instance.types.js';
 import { recipientOfContact, type Recipient } from '../messages/messages.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
@@ -16,7 +17,6 @@ import {
 } from '../send/send-kinds.js';
 import { ReplyWithheld, SendService } from '../send/send.service.js';
 import type { NewTurnPart, QueuedTurnPart, TurnRow } from './turn-states.js';
-import { MessageStore } from '../messages/message.store.js';
 import { TurnStore } from './turn.store.js';
 import type { AgentAnswer } from '../agent/agent-client.js';
 import { splitReply } from './reply-splitter.js';
@@ -80,7 +80,7 @@ export class ReplySender {
     private readonly turns: TurnStore,
     private readonly sender: SendService,
     private readonly metrics: MetricsService,
-    private readonly messages: MessageStore,
+    private readonly contacts: ContactStore,
   ) {}
 
   /**
@@ -205,7 +205,7 @@ export class ReplySender {
    * it, it opted out, or it is gone: the agent says no more.
    */
   private async target(turnId: string): Promise<{ contactId: string; recipient: Recipient }> {
-    const contact = await this.messages.replyTarget(turnId);
+    const contact = await this.contacts.replyTarget(turnId);
     const recipient = contact && recipientOfContact(contact);
     if (contact?.paused) throw new ReplyWithheld('a person has the contact, or it opted out');
     if (!contact || !recipient) throw new ReplyWithheld('the contact is gone');

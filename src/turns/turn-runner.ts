@@ -2,10 +2,12 @@ import { Injectable, Logger } from '@nestjs/common';
 import { backoffDelay, type Backoff } from '../common/backoff.js';
 import type { BufferFlushJob } from '../queue/queues.js';
 import { AppConfig } from '../config/app-config.js';
+import { ContactStore } from '../contacts/contact.store.js';
+import type { ContactKeys } from '../contacts/contact.types.js';
 import type { Instance } from '../instances/instance.types.js';
 import { InstancesService } from '../instances/instances.service.js';
 import { MessageStore } from '../messages/message.store.js';
-import type { AwaitingSpan, ContactKeys } from '../messages/message.types.js';
+import type { AwaitingSpan } from '../messages/message.types.js';
 import { recipientOfContact, type Recipient } from '../messages/messages.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import type { InboundMessage } from '../platform/webhook-payload.js';
@@ -62,6 +64,7 @@ export class TurnRunner {
     private readonly scheduler: TurnScheduler,
     private readonly instances: InstancesService,
     private readonly messages: MessageStore,
+    private readonly contacts: ContactStore,
     private readonly agent: AgentClient,
     private readonly slots: AgentSlots,
     private readonly replies: ReplySender,
@@ -124,7 +127,7 @@ export class TurnRunner {
       return this.end(turn, lease, 'skipped', reason);
     }
     // Read each run: a number or user id may have changed since the turn began.
-    const contact = loaded?.contact ?? (await this.messages.contactKeys(turn.contact_id));
+    const contact = loaded?.contact ?? (await this.contacts.contactKeys(turn.contact_id));
     const recipient = contact && recipientOfContact(contact);
     if (!contact || !recipient) return this.end(turn, lease, 'skipped', 'the contact is gone');
 
@@ -199,7 +202,7 @@ export class TurnRunner {
       this.metrics.agentAttempts.inc({ outcome: 'ok' });
       if (attempt.handoff) {
         // The agent asks for a person: it pauses for the contact, its reply (if any) still goes.
-        await this.messages.startHandoff(
+        await this.contacts.startHandoff(
           turn.contact_id,
           new Date(Date.now() + this.config.HANDOFF_DEFAULT_S * 1000),
           attempt.handoff.reason ?? 'the agent asked for a person',

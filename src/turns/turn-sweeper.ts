@@ -7,6 +7,7 @@ import {
 } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { AppConfig } from '../config/app-config.js';
+import { ContactStore } from '../contacts/contact.store.js';
 import { InstancesService } from '../instances/instances.service.js';
 import { MessageStore } from '../messages/message.store.js';
 import { MetricsService } from '../metrics/metrics.service.js';
@@ -42,6 +43,7 @@ export class TurnSweeper implements OnApplicationBootstrap, BeforeApplicationShu
     private readonly config: AppConfig,
     private readonly buffer: ContactBuffer,
     private readonly messages: MessageStore,
+    private readonly contacts: ContactStore,
     private readonly turns: TurnStore,
     private readonly scheduler: TurnScheduler,
     private readonly instances: InstancesService,
@@ -106,7 +108,7 @@ export class TurnSweeper implements OnApplicationBootstrap, BeforeApplicationShu
 
   async sweep(): Promise<SweepResult> {
     // Pauses whose time is up end (each a contact.handoff event); the agent answers again.
-    await this.messages.endExpiredHandoffs();
+    await this.contacts.endExpiredHandoffs();
     // While the workers are behind the webhook, buffers are due as of how far they have read.
     const asOf = await this.buffer.dueAsOf();
     // Each buffer by its instance's own timing: a longer one is not stranded yet, a shorter

@@ -3,7 +3,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { epochMicros, prepared, rows, sqlState, UNIQUE_VIOLATION } from '../database/sql.js';
-import type { AwaitingSpan, ContactKeys } from '../messages/message.types.js';
+import type { ContactKeys } from '../contacts/contact.types.js';
+import type { AwaitingSpan } from '../messages/message.types.js';
 import type { InboundMessage } from '../platform/webhook-payload.js';
 import { bufferDueSql, type BufferTiming } from './buffer/buffer-due.js';
 import {

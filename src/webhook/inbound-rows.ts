@@ -4,7 +4,7 @@ import {
   type Identity,
   type IdentityChange,
   type IdentityRow,
-} from '../messages/contact-identity.js';
+} from '../contacts/contact-identity.js';
 import { STATUS_RANK, type StatusRow } from '../messages/message.types.js';
 
 export type { Identity, IdentityChange, IdentityRow };

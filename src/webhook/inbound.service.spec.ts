@@ -1,10 +1,11 @@
 import { loadConfig } from '../config/load-config.js';
-import type { MessagesService } from '../messages/messages.service.js';
 import { EventWake } from '../events/event-wake.js';
 import type { BufferSpan, ContactBuffer } from '../turns/buffer/contact-buffer.js';
 import type { Instance } from '../instances/instance.types.js';
 import type { InstancesService } from '../instances/instances.service.js';
-import type { IdentityRow } from '../messages/contact-identity.js';
+import type { IdentityRow } from '../contacts/contact-identity.js';
+import type { ContactStore } from '../contacts/contact.store.js';
+import type { OptOuts } from '../contacts/opt-outs.js';
 import type { InboundRow, InsertedInbound, MessageStore } from '../messages/message.store.js';
 import type { StatusRow } from '../messages/message.types.js';
 import { MetricsService } from '../metrics/metrics.service.js';
@@ -24,14 +25,7 @@ const ARRIVED = Date.UTC(2026, 10, 23, 12);
 /** An error as node-postgres raises it for a value PostgreSQL refuses. */
 const refused = () => Object.assign(new Error('invalid input'), { code: '22P02' });
 
-class FakeMessageStore {
-  inserted: InboundRow[][] = [];
-  statuses: StatusRow[][] = [];
-  /** wamids the store refuses (a data error), as PostgreSQL would. */
-  refuse = new Set<string>();
-  /** wamids stored before: skipped by the insert. */
-  known = new Set<string>();
-
+class FakeContactStore {
   resolveContacts(_instanceId: string, identities: IdentityRow[]): Promise<Map<string, string>> {
     return Promise.resolve(new Map(identities.map((i) => [i.key, `c-${i.waId ?? i.userId}`])));
   }
@@ -39,6 +33,15 @@ class FakeMessageStore {
   rekeyContact(): Promise<string | null> {
     return Promise.resolve(null);
   }
+}
+
+class FakeMessageStore {
+  inserted: InboundRow[][] = [];
+  statuses: StatusRow[][] = [];
+  /** wamids the store refuses (a data error), as PostgreSQL would. */
+  refuse = new Set<string>();
+  /** wamids stored before: skipped by the insert. */
+  known = new Set<string>();
 
   insertInbound(_id: string, _await: boolean, rows: InboundRow[]): Promise<InsertedInbound[]> {
     if (rows.some((row) => this.refuse.has(row.wamid) && !row.body.includes('"unstorable":true'))) {
@@ -103,10 +106,11 @@ describe('InboundService (stores faked)', () => {
       instances,
       buffer,
       messages as unknown as MessageStore,
+      new FakeContactStore() as unknown as ContactStore,
       templateStore,
       new MetricsService(),
       new EventWake(),
-      { optOutChanged: () => Promise.resolve() } as unknown as MessagesService,
+      { set: () => Promise.resolve([]) } as unknown as OptOuts,
       loadConfig({}).config,
     );
   });

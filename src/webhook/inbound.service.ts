@@ -5,9 +5,10 @@ import { sqlState } from '../database/sql.js';
 import type { Instance } from '../instances/instance.types.js';
 import { EventWake } from '../events/event-wake.js';
 import { InstancesService } from '../instances/instances.service.js';
-import { identityKey } from '../messages/contact-identity.js';
+import { identityKey } from '../contacts/contact-identity.js';
+import { ContactStore } from '../contacts/contact.store.js';
+import { OptOuts } from '../contacts/opt-outs.js';
 import { MessageStore } from '../messages/message.store.js';
-import { MessagesService } from '../messages/messages.service.js';
 import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import type {
@@ -95,10 +96,11 @@ export class InboundService {
     private readonly instances: InstancesService,
     private readonly buffer: ContactBuffer,
     private readonly messages: MessageStore,
+    private readonly contacts: ContactStore,
     private readonly templates: TemplateStore,
     private readonly metrics: MetricsService,
     private readonly events: EventWake,
-    private readonly messagesService: MessagesService,
+    private readonly optOuts: OptOuts,
     config: AppConfig,
   ) {
     this.optOut = new Set(config.OPT_OUT_WORDS.map((word) => word.trim().toUpperCase()));
@@ -259,8 +261,7 @@ export class InboundService {
     if (decided.size === 0) return;
     for (const optedOut of [true, false]) {
       const ids = [...decided].filter(([, out]) => out === optedOut).map(([id]) => id);
-      const changed = await this.messages.setOptOut(ids, optedOut);
-      await this.messagesService.optOutChanged(changed);
+      const changed = await this.optOuts.set(ids, optedOut);
       if (changed.length > 0) {
         this.logger.log(
           { contacts: changed.length },
@@ -280,12 +281,12 @@ export class InboundService {
     const rekeyed = new Map<InboundMessageRow, string>();
     for (const message of messages) {
       if (!message.change) continue;
-      const contactId = await this.messages.rekeyContact(instance.id, message.change);
+      const contactId = await this.contacts.rekeyContact(instance.id, message.change);
       if (contactId) rekeyed.set(message, contactId);
       else Object.assign(message, message.change.new); // unknown before: known by its new keys
     }
     const others = messages.filter((message) => !rekeyed.has(message));
-    const resolved = await this.messages.resolveContacts(
+    const resolved = await this.contacts.resolveContacts(
       instance.id,
       identityRows(others, profiles),
     );

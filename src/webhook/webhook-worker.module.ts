@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ContactsModule } from '../contacts/contacts.module.js';
 import { EventsModule } from '../events/events.module.js';
 import { InstancesModule } from '../instances/instances.module.js';
 import { MessagesModule } from '../messages/messages.module.js';
@@ -9,7 +10,14 @@ import { InboundService } from './inbound.service.js';
 
 /** The workers of the webhook pipeline (APP_ROLE all or worker). */
 @Module({
-  imports: [InstancesModule, MessagesModule, TemplatesModule, BufferModule, EventsModule],
+  imports: [
+    InstancesModule,
+    ContactsModule,
+    MessagesModule,
+    TemplatesModule,
+    BufferModule,
+    EventsModule,
+  ],
   providers: [InboundService, DeliveryConsumer],
 })
 export class WebhookWorkerModule {}

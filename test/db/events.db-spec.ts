@@ -3,6 +3,7 @@ import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { EVENT_BODIES } from '../../src/events/dto/event-payloads.dto.js';
 import { EventStore } from '../../src/events/event.store.js';
+import { ContactStore } from '../../src/contacts/contact.store.js';
 import { MessageStore } from '../../src/messages/message.store.js';
 import { offlineOpenApiDocument } from '../../src/openapi-offline.js';
 import { insertInstance, insertSubscription, useMigratedDatabase } from './support.js';
@@ -18,6 +19,7 @@ describe('events the triggers write', () => {
 
   it('validate, one of each type, against the OpenAPI schemas built from the event DTOs', async () => {
     const messages = new MessageStore(context.source);
+    const contactStore = new ContactStore(context.source);
     const events = new EventStore(context.source);
     const subscriptionId = await insertSubscription(context.db, null, Object.keys(EVENT_BODIES));
 
@@ -25,7 +27,7 @@ describe('events the triggers write', () => {
     const instanceId = await insertInstance(context.db, { channelAccountId: '4455' });
     // message.received
     const waId = '5511988887777';
-    const contacts = await messages.resolveContacts(instanceId, [
+    const contacts = await contactStore.resolveContacts(instanceId, [
       {
         key: waId,
         waId,
@@ -91,7 +93,7 @@ describe('events the triggers write', () => {
       [turnId],
     );
     // contact.handoff
-    await messages.startHandoff(contactId, new Date(Date.now() + 3_600_000), 'a person', 'api');
+    await contactStore.startHandoff(contactId, new Date(Date.now() + 3_600_000), 'a person', 'api');
     // ping
     await events.ping((await events.find(subscriptionId))!);
 

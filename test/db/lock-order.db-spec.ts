@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sqlState } from '../../src/database/sql.js';
 import { EventStore } from '../../src/events/event.store.js';
+import { ContactStore } from '../../src/contacts/contact.store.js';
 import { MessageStore } from '../../src/messages/message.store.js';
 import { insertInstance, insertSubscription, useMigratedDatabase } from './support.js';
 
@@ -18,11 +19,13 @@ const ITERATIONS = 300;
 describe('lock order: contacts, then event lanes', () => {
   const context = useMigratedDatabase();
   let messages: MessageStore;
+  let contactStore: ContactStore;
   let events: EventStore;
   let instanceId: string;
 
   beforeAll(async () => {
     messages = new MessageStore(context.source);
+    contactStore = new ContactStore(context.source);
     events = new EventStore(context.source);
     instanceId = await insertInstance(context.db);
     await insertSubscription(context.db, null, [
@@ -64,7 +67,7 @@ describe('lock order: contacts, then event lanes', () => {
 
     for (let i = 0; i < ITERATIONS; i++) {
       const numbers = [`55119${i}1`, `55119${i}2`];
-      const ids = await messages.resolveContacts(instanceId, numbers.map(identity));
+      const ids = await contactStore.resolveContacts(instanceId, numbers.map(identity));
       const contacts = numbers.map((n) => ids.get(n)!);
       // Sent before, now delivered; and two statuses that came before their sends' answers.
       const sent = numbers.map(() => `wamid.sent.${randomUUID()}`);
@@ -84,7 +87,7 @@ describe('lock order: contacts, then event lanes', () => {
       await Promise.all([
         settle(
           (async () => {
-            const resolved = await messages.resolveContacts(
+            const resolved = await contactStore.resolveContacts(
               instanceId,
               order(numbers, flip).map(identity),
             );

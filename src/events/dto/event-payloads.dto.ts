@@ -4,8 +4,8 @@ import {
   getSchemaPath,
   type OperationObject,
 } from '@nestjs/swagger';
+import { HANDOFF_BY } from '../../contacts/contact.types.js';
 import { MessageErrorDto } from '../../messages/dto/message.dto.js';
-import { HANDOFF_BY } from '../../messages/message.types.js';
 
 /** The documentation of what subscribers receive: these classes are schemas only. */
 

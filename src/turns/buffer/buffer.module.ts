@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ContactFlush } from '../../contacts/contact-flush.js';
 import { InstancesModule } from '../../instances/instances.module.js';
 import { MessagesModule } from '../../messages/messages.module.js';
 import { DeliveryBacklog } from '../../webhook-stream/delivery-backlog.js';
@@ -12,7 +13,11 @@ import { ContactBuffer } from './contact-buffer.js';
  */
 @Module({
   imports: [registerQueue(BUFFER_QUEUE), MessagesModule, TurnsModule, InstancesModule],
-  providers: [ContactBuffer, DeliveryBacklog],
-  exports: [ContactBuffer, DeliveryBacklog],
+  providers: [
+    ContactBuffer,
+    DeliveryBacklog,
+    { provide: ContactFlush, useExisting: ContactBuffer },
+  ],
+  exports: [ContactBuffer, DeliveryBacklog, ContactFlush],
 })
 export class BufferModule {}

@@ -4,6 +4,7 @@ import { Injectable } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { BUFFER_FLUSH_JOB, BUFFER_QUEUE, type BufferFlushJob } from '../../queue/queues.js';
 import { AppConfig } from '../../config/app-config.js';
+import type { ContactFlush } from '../../contacts/contact-flush.js';
 import { MessageStore } from '../../messages/message.store.js';
 import type { AwaitingSpan } from '../../messages/message.types.js';
 import { MetricsService, QUEUE_STATES } from '../../metrics/metrics.service.js';
@@ -53,7 +54,7 @@ export interface BufferSpan {
  * The agent gets the user's bursts whole, and a backlog is drained in few turns.
  */
 @Injectable()
-export class ContactBuffer {
+export class ContactBuffer implements ContactFlush {
   constructor(
     @InjectQueue(BUFFER_QUEUE) private readonly queue: Queue<BufferFlushJob>,
     private readonly config: AppConfig,

@@ -1,0 +1,43 @@
+/**
+ * A person who wrote to (or was written to by) an instance, known by number,
+ * by business-scoped user id, or both; last_inbound_at opens the 24-hour
+ * service window. Keys are kept straight by mc_resolve_contact and
+ * mc_rekey_contact (migration ContactIdentities). A row of `contacts`.
+ */
+export interface Contact {
+  id: string;
+  instance_id: string;
+  wa_id: string | null;
+  user_id: string | null;
+  parent_user_id: string | null;
+  username: string | null;
+  name: string | null;
+  last_inbound_at: Date | null;
+  /** Numbers and user ids it was known by before a change. */
+  previous_wa_ids: string[];
+  previous_user_ids: string[];
+  /** When the last send to it was recorded. */
+  last_outbound_at: Date | null;
+  /** The later of the last inbound and outbound times (its creation when neither). */
+  last_activity_at: Date;
+  /** While in the future, the agent is paused for this contact (a person took over). */
+  handoff_until: Date | null;
+  handoff_since: Date | null;
+  handoff_reason: string | null;
+  /** Who paused or resumed it last: api, admin, agent, auto (a person's send), timer. */
+  handoff_by: string | null;
+  /** Set while the contact has opted out (a stop word): only templates may be sent. */
+  opted_out_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** Who changes a contact's handoff: a client, an admin, the agent, a person's send, the clock. */
+export const HANDOFF_BY = ['api', 'admin', 'agent', 'auto', 'timer'] as const;
+export type HandoffBy = (typeof HANDOFF_BY)[number];
+
+/** A contact's keys and profile, as the agent and the client see them. */
+export type ContactKeys = Pick<
+  Contact,
+  'wa_id' | 'user_id' | 'parent_user_id' | 'username' | 'name'
+>;

@@ -1,0 +1,125 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional, Matches } from 'class-validator';
+import { InstanceScopedDto } from '../../common/instance-scoped.dto.js';
+import { PageLimit } from '../../common/page-query.dto.js';
+import { ContactDto } from '../../contacts/dto/contact.dto.js';
+import { MessageErrorDto } from '../../messages/dto/message.dto.js';
+import type { ConversationMessage } from '../../messages/message.store.js';
+import {
+  arrivalPosition,
+  EARLIER_VERSION_PATTERN,
+  FOLLOW_PATTERN,
+  POSITION_PATTERN,
+} from '../conversation-cursors.js';
+
+const either = (one: RegExp, other: RegExp): RegExp =>
+  new RegExp(`^(?:${one.source.slice(1, -1)}|${other.source.slice(1, -1)})$`);
+
+/** GET /contacts/{key}/messages */
+export class ConversationQueryDto extends InstanceScopedDto {
+  @ApiPropertyOptional({
+    description:
+      "`older` of a page (or any message's `position`): the messages before it in arrival order",
+    pattern: either(POSITION_PATTERN, EARLIER_VERSION_PATTERN).source,
+  })
+  @IsOptional()
+  @Matches(either(POSITION_PATTERN, EARLIER_VERSION_PATTERN), {
+    message: 'must be a cursor from older',
+  })
+  before?: string;
+
+  @ApiPropertyOptional({
+    description:
+      '`newer` of a page: the messages stored since that page was read, each once (to follow a ' +
+      'conversation)',
+    pattern: either(FOLLOW_PATTERN, EARLIER_VERSION_PATTERN).source,
+  })
+  @IsOptional()
+  @Matches(either(FOLLOW_PATTERN, EARLIER_VERSION_PATTERN), {
+    message: 'must be a cursor from newer',
+  })
+  after?: string;
+
+  @PageLimit(50)
+  limit?: number;
+}
+
+export class ConversationMessageDto {
+  @ApiProperty() wamid: string;
+  @ApiProperty({ enum: ['inbound', 'outbound'] }) direction: string;
+  @ApiProperty({ example: 'text' }) type: string;
+  @ApiProperty({ enum: ['received', 'sent', 'delivered', 'read', 'failed'] }) status: string;
+  @ApiProperty({ type: [MessageErrorDto], nullable: true }) errors: unknown[] | null;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: "Inbound: the platform's message object. Outbound: the send as it was made",
+  })
+  content: Record<string, unknown>;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    enum: ['api', 'agent'],
+    description: 'Outbound: a client (or person) through /send, or the agent',
+  })
+  sent_by: string | null;
+  @ApiProperty({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    description: 'Inbound: the agent turn it went to (null: not given to the agent)',
+  })
+  turn_id: string | null;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
+  @ApiProperty({
+    example: '0069315ba0006451d64628d39000000000000002a',
+    description:
+      'Its place in arrival order: positions sort as strings the way the conversation does. ' +
+      'A message stored late (its delivery was slower than a later one) can come in a later ' +
+      '`after` page than messages it sorts before: place it by this. Also taken as `before`.',
+  })
+  position: string;
+
+  static from(message: ConversationMessage): ConversationMessageDto {
+    return {
+      wamid: message.wamid,
+      direction: message.direction,
+      type: message.type,
+      status: message.status,
+      errors: message.errors,
+      content: message.body,
+      sent_by: message.direction === 'outbound' ? (message.sent_by ?? 'api') : null,
+      turn_id: message.turn_id,
+      created_at: message.created_at.toISOString(),
+      updated_at: message.updated_at.toISOString(),
+      position: arrivalPosition(message),
+    };
+  }
+}
+
+export class ConversationPageDto {
+  @ApiProperty({ type: ContactDto }) contact: ContactDto;
+  @ApiProperty({
+    type: [ConversationMessageDto],
+    description:
+      'In arrival order, oldest first (an `after` page: the messages stored since its cursor, ' +
+      'in arrival order among themselves)',
+  })
+  data: ConversationMessageDto[];
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      'Pass as `before` for the older messages: the `position` of the first; null when there are none',
+  })
+  older: string | null;
+  @ApiProperty({
+    example: '813402.0',
+    description:
+      'Pass as `after` to get the messages stored since this page was read, and again with each ' +
+      "page's `newer` to follow the conversation: each message once, none skipped (the first " +
+      '`after` page may repeat one this page showed)',
+  })
+  newer: string;
+}
