@@ -193,27 +193,32 @@ END
 $$`,
   ),
 
+  // A pause started, changed or ended: its contact.handoff event, a statement at a time so
+  // that the events of several contacts (the timer ending pauses, a person's sends) reach
+  // their lanes in the lock order, not a row at a time.
   sqlFunction(
-    'mc_contact_handoff',
+    'mc_contacts_handoff',
     `
-CREATE OR REPLACE FUNCTION mc_contact_handoff() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION mc_contacts_handoff() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO events (type, instance_id, lane, data)
-  VALUES ('contact.handoff', NEW.instance_id, 'contact:' || NEW.id, jsonb_build_object(
-    'paused', NEW.handoff_until IS NOT NULL AND NEW.handoff_until > now(),
-    'until', mc_iso(NEW.handoff_until), 'since', mc_iso(NEW.handoff_since),
-    'reason', NEW.handoff_reason, 'by', NEW.handoff_by,
-    'contact', jsonb_build_object('wa_id', NEW.wa_id, 'user_id', NEW.user_id, 'name', NEW.name)));
+  SELECT 'contact.handoff', n.instance_id, 'contact:' || n.id, jsonb_build_object(
+    'paused', n.handoff_until IS NOT NULL AND n.handoff_until > now(),
+    'until', mc_iso(n.handoff_until), 'since', mc_iso(n.handoff_since),
+    'reason', n.handoff_reason, 'by', n.handoff_by,
+    'contact', jsonb_build_object('wa_id', n.wa_id, 'user_id', n.user_id, 'name', n.name))
+  FROM after_rows n JOIN before_rows o ON o.id = n.id
+  WHERE o.handoff_until IS DISTINCT FROM n.handoff_until OR o.handoff_by IS DISTINCT FROM n.handoff_by
+  ORDER BY ${contactOrder('n')};
   RETURN NULL;
 END $$`,
   ),
   sqlTrigger(
-    'tr_contact_handoff',
+    'tr_contacts_handoff',
     'contacts',
     `
-CREATE TRIGGER tr_contact_handoff AFTER UPDATE OF handoff_until, handoff_by ON contacts
-FOR EACH ROW WHEN (OLD.handoff_until IS DISTINCT FROM NEW.handoff_until
-                   OR OLD.handoff_by IS DISTINCT FROM NEW.handoff_by)
-EXECUTE FUNCTION mc_contact_handoff()`,
+CREATE TRIGGER tr_contacts_handoff AFTER UPDATE ON contacts
+REFERENCING OLD TABLE AS before_rows NEW TABLE AS after_rows
+FOR EACH STATEMENT EXECUTE FUNCTION mc_contacts_handoff()`,
   ),
 ];

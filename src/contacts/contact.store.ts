@@ -276,7 +276,13 @@ export class ContactStore {
   ): Promise<void> {
     // One statement with messages.awaiting_turn: no turn claims a message once the person's pause is written.
     await this.db.query(
-      `WITH paused AS (
+      `WITH locked AS MATERIALIZED (
+       SELECT c.id FROM contacts c
+       JOIN unnest($1::uuid[], $2::text[], $3::boolean[]) AS s(instance_id, address, by_number)
+         ON c.instance_id = s.instance_id
+         AND (CASE WHEN s.by_number THEN c.wa_id = s.address ELSE c.user_id = s.address END)
+       ORDER BY ${contactOrder('c')} FOR NO KEY UPDATE OF c
+       ), paused AS (
        UPDATE contacts c SET handoff_until = GREATEST(c.handoff_until,
            now() + ($4::float8 + $5::float8) * interval '1 second'),
          handoff_since = CASE WHEN c.handoff_until > now() THEN c.handoff_since ELSE now() END,
@@ -285,9 +291,7 @@ export class ContactStore {
          handoff_by = CASE WHEN c.handoff_until > now() AND c.handoff_by IN ('api', 'admin')
                            THEN c.handoff_by ELSE 'auto' END,
          updated_at = now()
-       FROM unnest($1::uuid[], $2::text[], $3::boolean[]) AS s(instance_id, address, by_number)
-       WHERE c.instance_id = s.instance_id
-         AND (CASE WHEN s.by_number THEN c.wa_id = s.address ELSE c.user_id = s.address END)
+       FROM locked WHERE c.id = locked.id
          AND (c.handoff_until IS NULL OR c.handoff_until < now() + $4::float8 * interval '1 second'
               OR c.handoff_by = 'agent' AND c.handoff_until > now())
        RETURNING c.id
@@ -361,9 +365,13 @@ export class ContactStore {
   async endExpiredHandoffs(): Promise<number> {
     const ended = await rows(
       this.db,
-      `UPDATE contacts SET handoff_until = NULL, handoff_by = 'timer',
+      `WITH locked AS MATERIALIZED (
+         SELECT c.id FROM contacts c WHERE c.handoff_until <= now()
+         ORDER BY ${contactOrder('c')} FOR NO KEY UPDATE OF c
+       )
+       UPDATE contacts c SET handoff_until = NULL, handoff_by = 'timer',
          handoff_reason = 'the pause ended', updated_at = now()
-       WHERE handoff_until <= now() RETURNING id`,
+       FROM locked WHERE c.id = locked.id AND c.handoff_until <= now() RETURNING c.id`,
     );
     return ended.length;
   }
@@ -380,10 +388,13 @@ export class ContactStore {
     // One statement with messages.awaiting_turn: no turn claims a message once the opt-out is written.
     return rows(
       this.db,
-      `WITH changed AS (
-         UPDATE contacts SET opted_out_at = CASE WHEN $2 THEN now() END, updated_at = now()
-         WHERE id = ANY($1::uuid[]) AND (opted_out_at IS NOT NULL) <> $2
-         RETURNING id, instance_id, wa_id, user_id
+      `WITH locked AS MATERIALIZED (
+         SELECT c.id FROM contacts c WHERE c.id = ANY($1::uuid[])
+         ORDER BY ${contactOrder('c')} FOR NO KEY UPDATE OF c
+       ), changed AS (
+         UPDATE contacts c SET opted_out_at = CASE WHEN $2 THEN now() END, updated_at = now()
+         FROM locked WHERE c.id = locked.id AND (c.opted_out_at IS NOT NULL) <> $2
+         RETURNING c.id, c.instance_id, c.wa_id, c.user_id
        ), waiting AS (
          UPDATE messages SET awaiting_turn = false
          WHERE $2 AND contact_id = ANY($1::uuid[]) AND awaiting_turn

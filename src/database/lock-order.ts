@@ -12,10 +12,13 @@
  *
  * The writers that meet on them: an inbound batch (its contacts brought
  * forward, then its messages and their events), an outbound record (its
- * contacts' last send, then its events), a status batch (its events) and the
- * dispatcher finishing its lanes. The row-level event triggers (a handoff, a
- * turn failing, an instance's status, a template's) write one row's event at
- * a time, after the statement's own row locks.
+ * contacts' last send, then its events), a status batch (its events), the
+ * contact statements that change several contacts (a person's sends pausing
+ * the agent, the timer ending pauses, opt-outs) and the dispatcher finishing
+ * its lanes. So that a statement's events take their lanes in one sorted
+ * step, the triggers on `messages` and `contacts` write them a statement at a
+ * time; the row-level event triggers left (a turn failing, an instance's
+ * status, a template's) belong to statements that change one row.
  */
 
 /** The `ORDER BY` of a statement that locks contacts; `alias` names the table. */

@@ -12,7 +12,7 @@ import { EventsWhenWanted1764700000000 } from './1764700000000-events-when-wante
 import { ConversationPositions1764800000000 } from './1764800000000-conversation-positions.js';
 import { ConversationIndexes1764860000000 } from './1764860000000-conversation-indexes.js';
 
-import { CurrentSql1795628587636 } from './1795628587636-current-sql.js';
+import { CurrentSql1795629210997 } from './1795629210997-current-sql.js';
 
 /** Every migration, oldest first (`npm run sql:migration` appends the ones it writes). */
 export const MIGRATIONS = [
@@ -29,5 +29,5 @@ export const MIGRATIONS = [
   EventsWhenWanted1764700000000,
   ConversationPositions1764800000000,
   ConversationIndexes1764860000000,
-  CurrentSql1795628587636,
+  CurrentSql1795629210997,
 ];

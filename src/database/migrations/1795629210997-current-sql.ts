@@ -6,10 +6,12 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * Message changes report their events a statement at a time (mc_messages_updated
  * replaces the row trigger mc_message_updated), so a batch of statuses takes its lanes
  * in order; the message triggers lock the contacts whose last send they move before
- * writing events; a merge locks both contacts first.
+ * writing events; a merge locks both contacts first. A pause's contact.handoff events
+ * too are written a statement at a time (mc_contacts_handoff replaces the row trigger
+ * mc_contact_handoff), so the timer ending several pauses takes its lanes in order.
  *
  * Written by `npm run sql:migration` from the current definitions (src/schema.ts):
- * - function mc_contact_handoff(): changed
+ * - function mc_contacts_handoff(): added
  * - function mc_event_lanes_added(): changed
  * - function mc_event_lanes_changed(): changed
  * - function mc_event_lanes_removed(): changed
@@ -30,12 +32,15 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * - function mc_template_event_added(): changed
  * - function mc_turn_failed(): changed
  * - function mc_turn_open(status text): added
+ * - function mc_contact_handoff(): dropped
  * - function mc_message_updated(): dropped
+ * - trigger tr_contacts_handoff on contacts: added
  * - trigger tr_messages_updated on messages: added
  * - trigger tr_message_updated on messages: dropped
+ * - trigger tr_contact_handoff on contacts: dropped
  */
-export class CurrentSql1795628587636 implements MigrationInterface {
-  name = 'CurrentSql1795628587636';
+export class CurrentSql1795629210997 implements MigrationInterface {
+  name = 'CurrentSql1795629210997';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     for (const statement of UP) await queryRunner.query(statement);
@@ -49,9 +54,11 @@ export class CurrentSql1795628587636 implements MigrationInterface {
 const UP = [
   'SET LOCAL check_function_bodies = off',
   "SET LOCAL lock_timeout = '5s'",
+  'DROP TRIGGER IF EXISTS tr_contacts_handoff ON contacts',
   'DROP TRIGGER IF EXISTS tr_messages_updated ON messages',
   'DROP TRIGGER tr_message_updated ON messages',
-  "CREATE OR REPLACE FUNCTION mc_contact_handoff() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  INSERT INTO events (type, instance_id, lane, data)\n  VALUES ('contact.handoff', NEW.instance_id, 'contact:' || NEW.id, jsonb_build_object(\n    'paused', NEW.handoff_until IS NOT NULL AND NEW.handoff_until > now(),\n    'until', mc_iso(NEW.handoff_until), 'since', mc_iso(NEW.handoff_since),\n    'reason', NEW.handoff_reason, 'by', NEW.handoff_by,\n    'contact', jsonb_build_object('wa_id', NEW.wa_id, 'user_id', NEW.user_id, 'name', NEW.name)));\n  RETURN NULL;\nEND $$",
+  'DROP TRIGGER tr_contact_handoff ON contacts',
+  "CREATE OR REPLACE FUNCTION mc_contacts_handoff() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  INSERT INTO events (type, instance_id, lane, data)\n  SELECT 'contact.handoff', n.instance_id, 'contact:' || n.id, jsonb_build_object(\n    'paused', n.handoff_until IS NOT NULL AND n.handoff_until > now(),\n    'until', mc_iso(n.handoff_until), 'since', mc_iso(n.handoff_since),\n    'reason', n.handoff_reason, 'by', n.handoff_by,\n    'contact', jsonb_build_object('wa_id', n.wa_id, 'user_id', n.user_id, 'name', n.name))\n  FROM after_rows n JOIN before_rows o ON o.id = n.id\n  WHERE o.handoff_until IS DISTINCT FROM n.handoff_until OR o.handoff_by IS DISTINCT FROM n.handoff_by\n  ORDER BY n.id;\n  RETURN NULL;\nEND $$",
   "CREATE OR REPLACE FUNCTION mc_event_lanes_added() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  INSERT INTO event_lanes AS l (subscription_id, lane, pending)\n  SELECT subscription_id, lane, count(*) FROM added WHERE state = 'pending'\n  GROUP BY subscription_id, lane ORDER BY subscription_id, lane\n  ON CONFLICT (subscription_id, lane) DO UPDATE SET pending = l.pending + EXCLUDED.pending;\n  RETURN NULL;\nEND $$",
   "CREATE OR REPLACE FUNCTION mc_event_lanes_changed() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  INSERT INTO event_lanes AS l (subscription_id, lane, pending)\n  SELECT n.subscription_id, n.lane,\n    sum((n.state = 'pending')::int - (o.state = 'pending')::int)\n  FROM after_rows n JOIN before_rows o ON o.seq = n.seq\n  GROUP BY n.subscription_id, n.lane\n  HAVING sum((n.state = 'pending')::int - (o.state = 'pending')::int) <> 0\n  ORDER BY subscription_id, lane\n  ON CONFLICT (subscription_id, lane) DO UPDATE SET pending = l.pending + EXCLUDED.pending;\n  DELETE FROM event_lanes l USING (SELECT DISTINCT subscription_id, lane FROM after_rows) c\n  WHERE l.subscription_id = c.subscription_id AND l.lane = c.lane AND l.pending <= 0;\n  RETURN NULL;\nEND $$",
   "CREATE OR REPLACE FUNCTION mc_event_lanes_removed() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  UPDATE event_lanes l SET pending = l.pending - c.n\n  FROM (SELECT subscription_id, lane, count(*) AS n FROM removed WHERE state = 'pending'\n        GROUP BY subscription_id, lane ORDER BY subscription_id, lane) c\n  WHERE l.subscription_id = c.subscription_id AND l.lane = c.lane;\n  DELETE FROM event_lanes l USING (SELECT DISTINCT subscription_id, lane FROM removed) c\n  WHERE l.subscription_id = c.subscription_id AND l.lane = c.lane AND l.pending <= 0;\n  RETURN NULL;\nEND $$",
@@ -72,16 +79,20 @@ const UP = [
   "CREATE OR REPLACE FUNCTION mc_template_event_added() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  INSERT INTO events (type, instance_id, lane, data)\n  SELECT 'template.status', i.id, 'template:' || NEW.template_id,\n    jsonb_build_object(\n      'template_id', NEW.template_id, 'name', NEW.template_name,\n      'language', NEW.template_language, 'status', NEW.event, 'reason', NEW.reason,\n      'channel_account_id', NEW.channel_account_id, 'at', mc_iso(NEW.event_at))\n  FROM instances i WHERE i.channel_account_id = NEW.channel_account_id AND i.is_active\n  ORDER BY i.id;\n  RETURN NULL;\nEND $$",
   "CREATE OR REPLACE FUNCTION mc_turn_failed() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  INSERT INTO events (type, instance_id, lane, data)\n  SELECT 'turn.failed', NEW.instance_id, 'contact:' || NEW.contact_id,\n    jsonb_build_object(\n      'turn_id', NEW.id, 'error', NEW.last_error, 'attempts', NEW.attempts,\n      'created_at', mc_iso(NEW.created_at),\n      'contact', jsonb_build_object('wa_id', c.wa_id, 'user_id', c.user_id, 'name', c.name))\n  FROM contacts c WHERE c.id = NEW.contact_id;\n  RETURN NULL;\nEND $$",
   "CREATE OR REPLACE FUNCTION mc_turn_open(status text) RETURNS boolean\nLANGUAGE sql IMMUTABLE AS $$\n  SELECT status IN ('claimed', 'calling', 'answered', 'sending')\n$$",
+  'CREATE TRIGGER tr_contacts_handoff AFTER UPDATE ON contacts\nREFERENCING OLD TABLE AS before_rows NEW TABLE AS after_rows\nFOR EACH STATEMENT EXECUTE FUNCTION mc_contacts_handoff()',
   'CREATE TRIGGER tr_messages_updated AFTER UPDATE ON messages\nREFERENCING OLD TABLE AS before_rows NEW TABLE AS after_rows\nFOR EACH STATEMENT EXECUTE FUNCTION mc_messages_updated()',
+  'DROP FUNCTION mc_contact_handoff()',
   'DROP FUNCTION mc_message_updated()',
 ];
 
 const DOWN = [
   'SET LOCAL check_function_bodies = off',
   "SET LOCAL lock_timeout = '5s'",
+  'DROP TRIGGER IF EXISTS tr_contacts_handoff ON contacts',
   'DROP TRIGGER IF EXISTS tr_messages_updated ON messages',
-  "CREATE OR REPLACE FUNCTION public.mc_message_updated()\n RETURNS trigger\n LANGUAGE plpgsql\nAS $function$\n      DECLARE\n        c contacts;\n      BEGIN\n        IF OLD.type = 'unknown' AND NEW.type <> 'unknown' THEN\n          IF mc_event_wanted(NEW.instance_id, 'message.sent') THEN\n            SELECT * INTO c FROM contacts WHERE id = NEW.contact_id;\n            INSERT INTO events (type, instance_id, lane, data)\n            VALUES ('message.sent', NEW.instance_id, mc_message_lane(NEW),\n              mc_message_event(NEW, c) || jsonb_build_object('sent_by', COALESCE(NEW.sent_by, 'api')));\n          END IF;\n          UPDATE contacts SET last_outbound_at = GREATEST(last_outbound_at, NEW.created_at)\n          WHERE id = NEW.contact_id;\n        END IF;\n        IF OLD.status IS DISTINCT FROM NEW.status\n           AND mc_event_wanted(NEW.instance_id, 'message.status') THEN\n          SELECT * INTO c FROM contacts WHERE id = NEW.contact_id;\n          INSERT INTO events (type, instance_id, lane, data)\n          VALUES ('message.status', NEW.instance_id, mc_message_lane(NEW),\n            mc_message_event(NEW, c)\n              || jsonb_build_object('status', NEW.status, 'previous_status', OLD.status));\n        END IF;\n        RETURN NULL;\n      END $function$\n",
   "CREATE OR REPLACE FUNCTION public.mc_contact_handoff()\n RETURNS trigger\n LANGUAGE plpgsql\nAS $function$\n      BEGIN\n        INSERT INTO events (type, instance_id, lane, data)\n        VALUES ('contact.handoff', NEW.instance_id, 'contact:' || NEW.id, jsonb_build_object(\n          'paused', NEW.handoff_until IS NOT NULL AND NEW.handoff_until > now(),\n          'until', mc_iso(NEW.handoff_until), 'since', mc_iso(NEW.handoff_since),\n          'reason', NEW.handoff_reason, 'by', NEW.handoff_by,\n          'contact', jsonb_build_object('wa_id', NEW.wa_id, 'user_id', NEW.user_id, 'name', NEW.name)));\n        RETURN NULL;\n      END $function$\n",
+  "CREATE OR REPLACE FUNCTION public.mc_message_updated()\n RETURNS trigger\n LANGUAGE plpgsql\nAS $function$\n      DECLARE\n        c contacts;\n      BEGIN\n        IF OLD.type = 'unknown' AND NEW.type <> 'unknown' THEN\n          IF mc_event_wanted(NEW.instance_id, 'message.sent') THEN\n            SELECT * INTO c FROM contacts WHERE id = NEW.contact_id;\n            INSERT INTO events (type, instance_id, lane, data)\n            VALUES ('message.sent', NEW.instance_id, mc_message_lane(NEW),\n              mc_message_event(NEW, c) || jsonb_build_object('sent_by', COALESCE(NEW.sent_by, 'api')));\n          END IF;\n          UPDATE contacts SET last_outbound_at = GREATEST(last_outbound_at, NEW.created_at)\n          WHERE id = NEW.contact_id;\n        END IF;\n        IF OLD.status IS DISTINCT FROM NEW.status\n           AND mc_event_wanted(NEW.instance_id, 'message.status') THEN\n          SELECT * INTO c FROM contacts WHERE id = NEW.contact_id;\n          INSERT INTO events (type, instance_id, lane, data)\n          VALUES ('message.status', NEW.instance_id, mc_message_lane(NEW),\n            mc_message_event(NEW, c)\n              || jsonb_build_object('status', NEW.status, 'previous_status', OLD.status));\n        END IF;\n        RETURN NULL;\n      END $function$\n",
+  'DROP FUNCTION mc_contacts_handoff()',
   "CREATE OR REPLACE FUNCTION public.mc_event_lanes_added()\n RETURNS trigger\n LANGUAGE plpgsql\nAS $function$\n      BEGIN\n        INSERT INTO event_lanes AS l (subscription_id, lane, pending)\n        SELECT subscription_id, lane, count(*) FROM added WHERE state = 'pending'\n        GROUP BY subscription_id, lane ORDER BY subscription_id, lane\n        ON CONFLICT (subscription_id, lane) DO UPDATE SET pending = l.pending + EXCLUDED.pending;\n        RETURN NULL;\n      END $function$\n",
   "CREATE OR REPLACE FUNCTION public.mc_event_lanes_changed()\n RETURNS trigger\n LANGUAGE plpgsql\nAS $function$\n      BEGIN\n        INSERT INTO event_lanes AS l (subscription_id, lane, pending)\n        SELECT n.subscription_id, n.lane,\n          sum((n.state = 'pending')::int - (o.state = 'pending')::int)\n        FROM after_rows n JOIN before_rows o ON o.seq = n.seq\n        GROUP BY n.subscription_id, n.lane\n        HAVING sum((n.state = 'pending')::int - (o.state = 'pending')::int) <> 0\n        ORDER BY n.subscription_id, n.lane\n        ON CONFLICT (subscription_id, lane) DO UPDATE SET pending = l.pending + EXCLUDED.pending;\n        DELETE FROM event_lanes l USING (SELECT DISTINCT subscription_id, lane FROM after_rows) c\n        WHERE l.subscription_id = c.subscription_id AND l.lane = c.lane AND l.pending <= 0;\n        RETURN NULL;\n      END $function$\n",
   "CREATE OR REPLACE FUNCTION public.mc_event_lanes_removed()\n RETURNS trigger\n LANGUAGE plpgsql\nAS $function$\n      BEGIN\n        UPDATE event_lanes l SET pending = l.pending - c.n\n        FROM (SELECT subscription_id, lane, count(*) AS n FROM removed WHERE state = 'pending'\n              GROUP BY subscription_id, lane ORDER BY subscription_id, lane) c\n        WHERE l.subscription_id = c.subscription_id AND l.lane = c.lane;\n        DELETE FROM event_lanes l USING (SELECT DISTINCT subscription_id, lane FROM removed) c\n        WHERE l.subscription_id = c.subscription_id AND l.lane = c.lane AND l.pending <= 0;\n        RETURN NULL;\n      END $function$\n",
@@ -103,4 +114,5 @@ const DOWN = [
   "CREATE OR REPLACE FUNCTION public.mc_turn_failed()\n RETURNS trigger\n LANGUAGE plpgsql\nAS $function$\n      BEGIN\n        INSERT INTO events (type, instance_id, lane, data)\n        SELECT 'turn.failed', NEW.instance_id, 'contact:' || NEW.contact_id,\n          jsonb_build_object(\n            'turn_id', NEW.id, 'error', NEW.last_error, 'attempts', NEW.attempts,\n            'created_at', mc_iso(NEW.created_at),\n            'contact', jsonb_build_object('wa_id', c.wa_id, 'user_id', c.user_id, 'name', c.name))\n        FROM contacts c WHERE c.id = NEW.contact_id;\n        RETURN NULL;\n      END $function$\n",
   'DROP FUNCTION mc_turn_open(status text)',
   "CREATE TRIGGER tr_message_updated AFTER UPDATE OF status, type ON public.messages FOR EACH ROW WHEN ((((old.status)::text IS DISTINCT FROM (new.status)::text) OR (((old.type)::text = 'unknown'::text) AND ((new.type)::text <> 'unknown'::text)))) EXECUTE FUNCTION mc_message_updated()",
+  'CREATE TRIGGER tr_contact_handoff AFTER UPDATE OF handoff_until, handoff_by ON public.contacts FOR EACH ROW WHEN (((old.handoff_until IS DISTINCT FROM new.handoff_until) OR ((old.handoff_by)::text IS DISTINCT FROM (new.handoff_by)::text))) EXECUTE FUNCTION mc_contact_handoff()',
 ];
