@@ -130,34 +130,8 @@ export class ContactIdentities1764200000000 implements MigrationInterface {
  * two rows) and deletes `loser`; false, changing nothing, when both have an
  * open turn (the merge waits until one has ended).
  */
-const MERGE_CONTACTS = `
-CREATE FUNCTION mc_merge_contacts(loser uuid, survivor uuid) RETURNS boolean
-LANGUAGE plpgsql AS $$
-DECLARE
-  gone contacts%ROWTYPE;
-BEGIN
-  IF (SELECT count(DISTINCT contact_id) FROM turns
-      WHERE contact_id IN (loser, survivor)
-        AND status IN ('claimed', 'calling', 'answered', 'sending')) > 1 THEN
-    RETURN false;
-  END IF;
-  UPDATE messages SET contact_id = survivor WHERE contact_id = loser;
-  UPDATE turns SET contact_id = survivor WHERE contact_id = loser;
-  DELETE FROM contacts WHERE id = loser RETURNING * INTO gone;
-  UPDATE contacts SET
-    wa_id = COALESCE(wa_id, gone.wa_id),
-    user_id = COALESCE(user_id, gone.user_id),
-    parent_user_id = COALESCE(parent_user_id, gone.parent_user_id),
-    username = COALESCE(username, gone.username),
-    name = COALESCE(name, gone.name),
-    last_inbound_at = GREATEST(last_inbound_at, gone.last_inbound_at),
-    previous_wa_ids = previous_wa_ids || gone.previous_wa_ids,
-    previous_user_ids = previous_user_ids || gone.previous_user_ids,
-    created_at = LEAST(created_at, gone.created_at),
-    updated_at = now()
-  WHERE id = survivor;
-  RETURN true;
-END $$`;
+const MERGE_CONTACTS =
+  "\nCREATE FUNCTION mc_merge_contacts(loser uuid, survivor uuid) RETURNS boolean\nLANGUAGE plpgsql AS $$\nDECLARE\n  gone contacts%ROWTYPE;\nBEGIN\n  IF (SELECT count(DISTINCT contact_id) FROM turns\n      WHERE contact_id IN (loser, survivor)\n        AND status IN ('claimed', 'calling', 'answered', 'sending')) > 1 THEN\n    RETURN false;\n  END IF;\n  UPDATE messages SET contact_id = survivor WHERE contact_id = loser;\n  UPDATE turns SET contact_id = survivor WHERE contact_id = loser;\n  DELETE FROM contacts WHERE id = loser RETURNING * INTO gone;\n  UPDATE contacts SET\n    wa_id = COALESCE(wa_id, gone.wa_id),\n    user_id = COALESCE(user_id, gone.user_id),\n    parent_user_id = COALESCE(parent_user_id, gone.parent_user_id),\n    username = COALESCE(username, gone.username),\n    name = COALESCE(name, gone.name),\n    last_inbound_at = GREATEST(last_inbound_at, gone.last_inbound_at),\n    previous_wa_ids = previous_wa_ids || gone.previous_wa_ids,\n    previous_user_ids = previous_user_ids || gone.previous_user_ids,\n    created_at = LEAST(created_at, gone.created_at),\n    updated_at = now()\n  WHERE id = survivor;\n  RETURN true;\nEND $$";
 
 /**
  * The contact of an identity seen on the instance (a message's sender, or a
@@ -173,94 +147,8 @@ END $$`;
  * and only moves forward) are updated. Linking takes a per-instance advisory
  * lock, so two sessions do not link the same keys at once.
  */
-const RESOLVE_CONTACT = `
-CREATE FUNCTION mc_resolve_contact(
-  p_instance uuid, p_wa_id text, p_user_id text, p_parent_user_id text,
-  p_username text, p_name text, p_inbound_at timestamptz
-) RETURNS uuid
-LANGUAGE plpgsql AS $$
-DECLARE
-  by_user contacts%ROWTYPE;
-  by_wa contacts%ROWTYPE;
-  found uuid;
-  locked boolean := false;
-BEGIN
-  IF p_wa_id IS NULL AND p_user_id IS NULL THEN
-    RETURN NULL;
-  END IF;
-  FOR attempt IN 1..5 LOOP
-    by_user := NULL;
-    by_wa := NULL;
-    IF p_user_id IS NOT NULL THEN
-      SELECT * INTO by_user FROM contacts WHERE instance_id = p_instance AND user_id = p_user_id;
-    END IF;
-    IF p_wa_id IS NOT NULL THEN
-      SELECT * INTO by_wa FROM contacts WHERE instance_id = p_instance AND wa_id = p_wa_id;
-    END IF;
-
-    IF by_user.id IS NOT NULL AND (p_wa_id IS NULL OR by_user.wa_id = p_wa_id) THEN
-      found := by_user.id;
-    ELSIF by_user.id IS NULL AND by_wa.id IS NOT NULL
-        AND (p_user_id IS NULL OR by_wa.user_id IS NULL) AND locked THEN
-      found := by_wa.id;
-    ELSIF by_user.id IS NULL AND by_wa.id IS NOT NULL AND p_user_id IS NULL THEN
-      found := by_wa.id;
-    ELSIF by_user.id IS NULL AND by_wa.id IS NULL THEN
-      INSERT INTO contacts (instance_id, wa_id, user_id, parent_user_id, username, name, last_inbound_at)
-      VALUES (p_instance, p_wa_id, p_user_id, p_parent_user_id, p_username, p_name, p_inbound_at)
-      ON CONFLICT DO NOTHING
-      RETURNING id INTO found;
-      IF found IS NOT NULL THEN
-        RETURN found;
-      END IF;
-      CONTINUE; -- created meanwhile by another session: look again
-    ELSIF NOT locked THEN
-      -- Keys to link, merge or move: one session at a time per instance, then look again.
-      PERFORM pg_advisory_xact_lock(hashtextextended('mc-contacts:' || p_instance::text, 0));
-      locked := true;
-      CONTINUE;
-    ELSIF by_user.id IS NOT NULL THEN
-      found := by_user.id;
-      IF by_wa.id IS NOT NULL AND by_wa.id <> by_user.id THEN
-        IF by_wa.user_id IS NULL THEN
-          IF NOT mc_merge_contacts(by_wa.id, by_user.id) THEN
-            RETURN found; -- both busy: linked on a later message
-          END IF;
-        ELSE
-          UPDATE contacts SET wa_id = NULL, previous_wa_ids = array_append(previous_wa_ids, wa_id),
-            updated_at = now()
-          WHERE id = by_wa.id;
-        END IF;
-      END IF;
-    ELSE
-      -- The number is on a row with another user id: it changed hands.
-      UPDATE contacts SET wa_id = NULL, previous_wa_ids = array_append(previous_wa_ids, wa_id),
-        updated_at = now()
-      WHERE id = by_wa.id;
-      CONTINUE;
-    END IF;
-
-    UPDATE contacts SET
-      previous_wa_ids = CASE WHEN p_wa_id IS NOT NULL AND wa_id IS NOT NULL AND wa_id <> p_wa_id
-        THEN array_append(previous_wa_ids, wa_id) ELSE previous_wa_ids END,
-      wa_id = COALESCE(p_wa_id, wa_id),
-      user_id = COALESCE(p_user_id, user_id),
-      parent_user_id = COALESCE(p_parent_user_id, parent_user_id),
-      username = COALESCE(p_username, username),
-      name = COALESCE(p_name, name),
-      last_inbound_at = GREATEST(last_inbound_at, p_inbound_at),
-      updated_at = now()
-    WHERE id = found
-      AND (p_wa_id IS DISTINCT FROM NULL AND wa_id IS DISTINCT FROM p_wa_id
-        OR p_user_id IS DISTINCT FROM NULL AND user_id IS DISTINCT FROM p_user_id
-        OR p_parent_user_id IS DISTINCT FROM NULL AND parent_user_id IS DISTINCT FROM p_parent_user_id
-        OR p_username IS DISTINCT FROM NULL AND username IS DISTINCT FROM p_username
-        OR p_name IS DISTINCT FROM NULL AND name IS DISTINCT FROM p_name
-        OR p_inbound_at > COALESCE(last_inbound_at, '-infinity'));
-    RETURN found;
-  END LOOP;
-  RAISE EXCEPTION 'contact for % / % could not be resolved', p_wa_id, p_user_id;
-END $$`;
+const RESOLVE_CONTACT =
+  "\nCREATE FUNCTION mc_resolve_contact(\n  p_instance uuid, p_wa_id text, p_user_id text, p_parent_user_id text,\n  p_username text, p_name text, p_inbound_at timestamptz\n) RETURNS uuid\nLANGUAGE plpgsql AS $$\nDECLARE\n  by_user contacts%ROWTYPE;\n  by_wa contacts%ROWTYPE;\n  found uuid;\n  locked boolean := false;\nBEGIN\n  IF p_wa_id IS NULL AND p_user_id IS NULL THEN\n    RETURN NULL;\n  END IF;\n  FOR attempt IN 1..5 LOOP\n    by_user := NULL;\n    by_wa := NULL;\n    IF p_user_id IS NOT NULL THEN\n      SELECT * INTO by_user FROM contacts WHERE instance_id = p_instance AND user_id = p_user_id;\n    END IF;\n    IF p_wa_id IS NOT NULL THEN\n      SELECT * INTO by_wa FROM contacts WHERE instance_id = p_instance AND wa_id = p_wa_id;\n    END IF;\n\n    IF by_user.id IS NOT NULL AND (p_wa_id IS NULL OR by_user.wa_id = p_wa_id) THEN\n      found := by_user.id;\n    ELSIF by_user.id IS NULL AND by_wa.id IS NOT NULL\n        AND (p_user_id IS NULL OR by_wa.user_id IS NULL) AND locked THEN\n      found := by_wa.id;\n    ELSIF by_user.id IS NULL AND by_wa.id IS NOT NULL AND p_user_id IS NULL THEN\n      found := by_wa.id;\n    ELSIF by_user.id IS NULL AND by_wa.id IS NULL THEN\n      INSERT INTO contacts (instance_id, wa_id, user_id, parent_user_id, username, name, last_inbound_at)\n      VALUES (p_instance, p_wa_id, p_user_id, p_parent_user_id, p_username, p_name, p_inbound_at)\n      ON CONFLICT DO NOTHING\n      RETURNING id INTO found;\n      IF found IS NOT NULL THEN\n        RETURN found;\n      END IF;\n      CONTINUE; -- created meanwhile by another session: look again\n    ELSIF NOT locked THEN\n      -- Keys to link, merge or move: one session at a time per instance, then look again.\n      PERFORM pg_advisory_xact_lock(hashtextextended('mc-contacts:' || p_instance::text, 0));\n      locked := true;\n      CONTINUE;\n    ELSIF by_user.id IS NOT NULL THEN\n      found := by_user.id;\n      IF by_wa.id IS NOT NULL AND by_wa.id <> by_user.id THEN\n        IF by_wa.user_id IS NULL THEN\n          IF NOT mc_merge_contacts(by_wa.id, by_user.id) THEN\n            RETURN found; -- both busy: linked on a later message\n          END IF;\n        ELSE\n          UPDATE contacts SET wa_id = NULL, previous_wa_ids = array_append(previous_wa_ids, wa_id),\n            updated_at = now()\n          WHERE id = by_wa.id;\n        END IF;\n      END IF;\n    ELSE\n      -- The number is on a row with another user id: it changed hands.\n      UPDATE contacts SET wa_id = NULL, previous_wa_ids = array_append(previous_wa_ids, wa_id),\n        updated_at = now()\n      WHERE id = by_wa.id;\n      CONTINUE;\n    END IF;\n\n    UPDATE contacts SET\n      previous_wa_ids = CASE WHEN p_wa_id IS NOT NULL AND wa_id IS NOT NULL AND wa_id <> p_wa_id\n        THEN array_append(previous_wa_ids, wa_id) ELSE previous_wa_ids END,\n      wa_id = COALESCE(p_wa_id, wa_id),\n      user_id = COALESCE(p_user_id, user_id),\n      parent_user_id = COALESCE(p_parent_user_id, parent_user_id),\n      username = COALESCE(p_username, username),\n      name = COALESCE(p_name, name),\n      last_inbound_at = GREATEST(last_inbound_at, p_inbound_at),\n      updated_at = now()\n    WHERE id = found\n      AND (p_wa_id IS DISTINCT FROM NULL AND wa_id IS DISTINCT FROM p_wa_id\n        OR p_user_id IS DISTINCT FROM NULL AND user_id IS DISTINCT FROM p_user_id\n        OR p_parent_user_id IS DISTINCT FROM NULL AND parent_user_id IS DISTINCT FROM p_parent_user_id\n        OR p_username IS DISTINCT FROM NULL AND username IS DISTINCT FROM p_username\n        OR p_name IS DISTINCT FROM NULL AND name IS DISTINCT FROM p_name\n        OR p_inbound_at > COALESCE(last_inbound_at, '-infinity'));\n    RETURN found;\n  END LOOP;\n  RAISE EXCEPTION 'contact for % / % could not be resolved', p_wa_id, p_user_id;\nEND $$";
 
 /**
  * Applies an identity change the platform announced (a system message): the
@@ -268,43 +156,5 @@ END $$`;
  * its history and remembering the old keys. A row already holding a new key
  * is merged in. Returns the contact, or null when the old keys are unknown.
  */
-const REKEY_CONTACT = `
-CREATE FUNCTION mc_rekey_contact(
-  p_instance uuid, p_old_wa_id text, p_old_user_id text,
-  p_new_wa_id text, p_new_user_id text, p_new_parent_user_id text
-) RETURNS uuid
-LANGUAGE plpgsql AS $$
-DECLARE
-  target contacts%ROWTYPE;
-  holder uuid;
-BEGIN
-  PERFORM pg_advisory_xact_lock(hashtextextended('mc-contacts:' || p_instance::text, 0));
-  SELECT * INTO target FROM contacts
-  WHERE instance_id = p_instance
-    AND ((p_old_user_id IS NOT NULL AND user_id = p_old_user_id)
-      OR (p_old_wa_id IS NOT NULL AND wa_id = p_old_wa_id))
-  ORDER BY (user_id IS NOT DISTINCT FROM p_old_user_id) DESC
-  LIMIT 1;
-  IF target.id IS NULL THEN
-    RETURN NULL;
-  END IF;
-  SELECT id INTO holder FROM contacts
-  WHERE instance_id = p_instance AND id <> target.id
-    AND ((p_new_user_id IS NOT NULL AND user_id = p_new_user_id)
-      OR (p_new_wa_id IS NOT NULL AND wa_id = p_new_wa_id))
-  LIMIT 1;
-  IF holder IS NOT NULL AND NOT mc_merge_contacts(holder, target.id) THEN
-    RETURN target.id; -- both busy: the change is applied on a later message
-  END IF;
-  UPDATE contacts SET
-    previous_wa_ids = CASE WHEN p_new_wa_id IS NOT NULL AND wa_id IS NOT NULL AND wa_id <> p_new_wa_id
-      THEN array_append(previous_wa_ids, wa_id) ELSE previous_wa_ids END,
-    previous_user_ids = CASE WHEN p_new_user_id IS NOT NULL AND user_id IS NOT NULL AND user_id <> p_new_user_id
-      THEN array_append(previous_user_ids, user_id) ELSE previous_user_ids END,
-    wa_id = COALESCE(p_new_wa_id, wa_id),
-    user_id = COALESCE(p_new_user_id, user_id),
-    parent_user_id = COALESCE(p_new_parent_user_id, parent_user_id),
-    updated_at = now()
-  WHERE id = target.id;
-  RETURN target.id;
-END $$`;
+const REKEY_CONTACT =
+  "\nCREATE FUNCTION mc_rekey_contact(\n  p_instance uuid, p_old_wa_id text, p_old_user_id text,\n  p_new_wa_id text, p_new_user_id text, p_new_parent_user_id text\n) RETURNS uuid\nLANGUAGE plpgsql AS $$\nDECLARE\n  target contacts%ROWTYPE;\n  holder uuid;\nBEGIN\n  PERFORM pg_advisory_xact_lock(hashtextextended('mc-contacts:' || p_instance::text, 0));\n  SELECT * INTO target FROM contacts\n  WHERE instance_id = p_instance\n    AND ((p_old_user_id IS NOT NULL AND user_id = p_old_user_id)\n      OR (p_old_wa_id IS NOT NULL AND wa_id = p_old_wa_id))\n  ORDER BY (user_id IS NOT DISTINCT FROM p_old_user_id) DESC\n  LIMIT 1;\n  IF target.id IS NULL THEN\n    RETURN NULL;\n  END IF;\n  SELECT id INTO holder FROM contacts\n  WHERE instance_id = p_instance AND id <> target.id\n    AND ((p_new_user_id IS NOT NULL AND user_id = p_new_user_id)\n      OR (p_new_wa_id IS NOT NULL AND wa_id = p_new_wa_id))\n  LIMIT 1;\n  IF holder IS NOT NULL AND NOT mc_merge_contacts(holder, target.id) THEN\n    RETURN target.id; -- both busy: the change is applied on a later message\n  END IF;\n  UPDATE contacts SET\n    previous_wa_ids = CASE WHEN p_new_wa_id IS NOT NULL AND wa_id IS NOT NULL AND wa_id <> p_new_wa_id\n      THEN array_append(previous_wa_ids, wa_id) ELSE previous_wa_ids END,\n    previous_user_ids = CASE WHEN p_new_user_id IS NOT NULL AND user_id IS NOT NULL AND user_id <> p_new_user_id\n      THEN array_append(previous_user_ids, user_id) ELSE previous_user_ids END,\n    wa_id = COALESCE(p_new_wa_id, wa_id),\n    user_id = COALESCE(p_new_user_id, user_id),\n    parent_user_id = COALESCE(p_new_parent_user_id, parent_user_id),\n    updated_at = now()\n  WHERE id = target.id;\n  RETURN target.id;\nEND $$";

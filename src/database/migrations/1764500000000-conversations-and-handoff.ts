@@ -2,49 +2,11 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { MESSAGE_UPDATED, MESSAGES_INSERTED } from './1764400000000-event-forwarding.js';
 
 /** The messages triggers' functions as this migration made them (a later one's down restores them). */
-export const MESSAGES_INSERTED_WITH_OUTBOUND = `
-      CREATE OR REPLACE FUNCTION mc_messages_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        INSERT INTO events (type, instance_id, lane, data)
-        SELECT CASE WHEN m.direction = 'inbound' THEN 'message.received'
-                    WHEN m.type = 'unknown' THEN 'message.status'
-                    ELSE 'message.sent' END,
-          m.instance_id, mc_message_lane(m),
-          mc_message_event(m, c) || CASE
-            WHEN m.direction = 'inbound' THEN '{}'::jsonb
-            WHEN m.type = 'unknown' THEN jsonb_build_object('status', m.status, 'previous_status', NULL)
-            ELSE jsonb_build_object('sent_by', COALESCE(m.sent_by, 'api')) END
-        FROM added m LEFT JOIN contacts c ON c.id = m.contact_id
-        ORDER BY m.seq;
-        UPDATE contacts c SET last_outbound_at = GREATEST(c.last_outbound_at, o.at)
-        FROM (SELECT contact_id, max(created_at) AS at FROM added
-              WHERE direction = 'outbound' AND contact_id IS NOT NULL AND type <> 'unknown'
-              GROUP BY contact_id) o
-        WHERE c.id = o.contact_id;
-        RETURN NULL;
-      END $$`;
+export const MESSAGES_INSERTED_WITH_OUTBOUND =
+  "\n      CREATE OR REPLACE FUNCTION mc_messages_inserted() RETURNS trigger LANGUAGE plpgsql AS $$\n      BEGIN\n        INSERT INTO events (type, instance_id, lane, data)\n        SELECT CASE WHEN m.direction = 'inbound' THEN 'message.received'\n                    WHEN m.type = 'unknown' THEN 'message.status'\n                    ELSE 'message.sent' END,\n          m.instance_id, mc_message_lane(m),\n          mc_message_event(m, c) || CASE\n            WHEN m.direction = 'inbound' THEN '{}'::jsonb\n            WHEN m.type = 'unknown' THEN jsonb_build_object('status', m.status, 'previous_status', NULL)\n            ELSE jsonb_build_object('sent_by', COALESCE(m.sent_by, 'api')) END\n        FROM added m LEFT JOIN contacts c ON c.id = m.contact_id\n        ORDER BY m.seq;\n        UPDATE contacts c SET last_outbound_at = GREATEST(c.last_outbound_at, o.at)\n        FROM (SELECT contact_id, max(created_at) AS at FROM added\n              WHERE direction = 'outbound' AND contact_id IS NOT NULL AND type <> 'unknown'\n              GROUP BY contact_id) o\n        WHERE c.id = o.contact_id;\n        RETURN NULL;\n      END $$";
 
-export const MESSAGE_UPDATED_WITH_OUTBOUND = `
-      CREATE OR REPLACE FUNCTION mc_message_updated() RETURNS trigger LANGUAGE plpgsql AS $$
-      DECLARE
-        c contacts;
-      BEGIN
-        SELECT * INTO c FROM contacts WHERE id = NEW.contact_id;
-        IF OLD.type = 'unknown' AND NEW.type <> 'unknown' THEN
-          INSERT INTO events (type, instance_id, lane, data)
-          VALUES ('message.sent', NEW.instance_id, mc_message_lane(NEW),
-            mc_message_event(NEW, c) || jsonb_build_object('sent_by', COALESCE(NEW.sent_by, 'api')));
-          UPDATE contacts SET last_outbound_at = GREATEST(last_outbound_at, NEW.created_at)
-          WHERE id = NEW.contact_id;
-        END IF;
-        IF OLD.status IS DISTINCT FROM NEW.status THEN
-          INSERT INTO events (type, instance_id, lane, data)
-          VALUES ('message.status', NEW.instance_id, mc_message_lane(NEW),
-            mc_message_event(NEW, c)
-              || jsonb_build_object('status', NEW.status, 'previous_status', OLD.status));
-        END IF;
-        RETURN NULL;
-      END $$`;
+export const MESSAGE_UPDATED_WITH_OUTBOUND =
+  "\n      CREATE OR REPLACE FUNCTION mc_message_updated() RETURNS trigger LANGUAGE plpgsql AS $$\n      DECLARE\n        c contacts;\n      BEGIN\n        SELECT * INTO c FROM contacts WHERE id = NEW.contact_id;\n        IF OLD.type = 'unknown' AND NEW.type <> 'unknown' THEN\n          INSERT INTO events (type, instance_id, lane, data)\n          VALUES ('message.sent', NEW.instance_id, mc_message_lane(NEW),\n            mc_message_event(NEW, c) || jsonb_build_object('sent_by', COALESCE(NEW.sent_by, 'api')));\n          UPDATE contacts SET last_outbound_at = GREATEST(last_outbound_at, NEW.created_at)\n          WHERE id = NEW.contact_id;\n        END IF;\n        IF OLD.status IS DISTINCT FROM NEW.status THEN\n          INSERT INTO events (type, instance_id, lane, data)\n          VALUES ('message.status', NEW.instance_id, mc_message_lane(NEW),\n            mc_message_event(NEW, c)\n              || jsonb_build_object('status', NEW.status, 'previous_status', OLD.status));\n        END IF;\n        RETURN NULL;\n      END $$";
 
 /**
  * Conversations and handoff. Contacts get their last outbound time (kept by
@@ -98,22 +60,12 @@ export class ConversationsAndHandoff1764500000000 implements MigrationInterface 
     await q(MESSAGES_INSERTED_WITH_OUTBOUND);
     await q(MESSAGE_UPDATED_WITH_OUTBOUND);
 
-    await q(`
-      CREATE FUNCTION mc_contact_handoff() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        INSERT INTO events (type, instance_id, lane, data)
-        VALUES ('contact.handoff', NEW.instance_id, 'contact:' || NEW.id, jsonb_build_object(
-          'paused', NEW.handoff_until IS NOT NULL AND NEW.handoff_until > now(),
-          'until', mc_iso(NEW.handoff_until), 'since', mc_iso(NEW.handoff_since),
-          'reason', NEW.handoff_reason, 'by', NEW.handoff_by,
-          'contact', jsonb_build_object('wa_id', NEW.wa_id, 'user_id', NEW.user_id, 'name', NEW.name)));
-        RETURN NULL;
-      END $$`);
-    await q(`
-      CREATE TRIGGER tr_contact_handoff AFTER UPDATE OF handoff_until, handoff_by ON contacts
-      FOR EACH ROW WHEN (OLD.handoff_until IS DISTINCT FROM NEW.handoff_until
-                         OR OLD.handoff_by IS DISTINCT FROM NEW.handoff_by)
-      EXECUTE FUNCTION mc_contact_handoff()`);
+    await q(
+      "\n      CREATE FUNCTION mc_contact_handoff() RETURNS trigger LANGUAGE plpgsql AS $$\n      BEGIN\n        INSERT INTO events (type, instance_id, lane, data)\n        VALUES ('contact.handoff', NEW.instance_id, 'contact:' || NEW.id, jsonb_build_object(\n          'paused', NEW.handoff_until IS NOT NULL AND NEW.handoff_until > now(),\n          'until', mc_iso(NEW.handoff_until), 'since', mc_iso(NEW.handoff_since),\n          'reason', NEW.handoff_reason, 'by', NEW.handoff_by,\n          'contact', jsonb_build_object('wa_id', NEW.wa_id, 'user_id', NEW.user_id, 'name', NEW.name)));\n        RETURN NULL;\n      END $$",
+    );
+    await q(
+      '\n      CREATE TRIGGER tr_contact_handoff AFTER UPDATE OF handoff_until, handoff_by ON contacts\n      FOR EACH ROW WHEN (OLD.handoff_until IS DISTINCT FROM NEW.handoff_until\n                         OR OLD.handoff_by IS DISTINCT FROM NEW.handoff_by)\n      EXECUTE FUNCTION mc_contact_handoff()',
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

@@ -18,76 +18,22 @@ export class EventsWhenWanted1764700000000 implements MigrationInterface {
 
   async up(queryRunner: QueryRunner): Promise<void> {
     const q = (sql: string) => queryRunner.query(sql);
-    await q(`
-      CREATE FUNCTION mc_event_wanted(instance uuid, event_type text) RETURNS boolean
-      LANGUAGE sql STABLE AS $$
-        SELECT EXISTS (SELECT 1 FROM event_subscriptions s
-                       WHERE (s.instance_id IS NULL OR s.instance_id = $1)
-                         AND $2 = ANY (s.event_types))
-      $$`);
-    await q(`
-      CREATE OR REPLACE FUNCTION mc_messages_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF EXISTS (SELECT 1 FROM event_subscriptions) THEN
-          INSERT INTO events (type, instance_id, lane, data)
-          SELECT t.type, m.instance_id, mc_message_lane(m),
-            mc_message_event(m, c) || CASE
-              WHEN m.direction = 'inbound' THEN '{}'::jsonb
-              WHEN m.type = 'unknown' THEN jsonb_build_object('status', m.status, 'previous_status', NULL)
-              ELSE jsonb_build_object('sent_by', COALESCE(m.sent_by, 'api')) END
-          FROM added m
-          CROSS JOIN LATERAL (SELECT CASE WHEN m.direction = 'inbound' THEN 'message.received'
-                                          WHEN m.type = 'unknown' THEN 'message.status'
-                                          ELSE 'message.sent' END AS type) t
-          LEFT JOIN contacts c ON c.id = m.contact_id
-          WHERE mc_event_wanted(m.instance_id, t.type)
-          ORDER BY m.seq;
-        END IF;
-        UPDATE contacts c SET last_outbound_at = GREATEST(c.last_outbound_at, o.at)
-        FROM (SELECT contact_id, max(created_at) AS at FROM added
-              WHERE direction = 'outbound' AND contact_id IS NOT NULL AND type <> 'unknown'
-              GROUP BY contact_id) o
-        WHERE c.id = o.contact_id;
-        RETURN NULL;
-      END $$`);
-    await q(`
-      CREATE OR REPLACE FUNCTION mc_message_updated() RETURNS trigger LANGUAGE plpgsql AS $$
-      DECLARE
-        c contacts;
-      BEGIN
-        IF OLD.type = 'unknown' AND NEW.type <> 'unknown' THEN
-          IF mc_event_wanted(NEW.instance_id, 'message.sent') THEN
-            SELECT * INTO c FROM contacts WHERE id = NEW.contact_id;
-            INSERT INTO events (type, instance_id, lane, data)
-            VALUES ('message.sent', NEW.instance_id, mc_message_lane(NEW),
-              mc_message_event(NEW, c) || jsonb_build_object('sent_by', COALESCE(NEW.sent_by, 'api')));
-          END IF;
-          UPDATE contacts SET last_outbound_at = GREATEST(last_outbound_at, NEW.created_at)
-          WHERE id = NEW.contact_id;
-        END IF;
-        IF OLD.status IS DISTINCT FROM NEW.status
-           AND mc_event_wanted(NEW.instance_id, 'message.status') THEN
-          SELECT * INTO c FROM contacts WHERE id = NEW.contact_id;
-          INSERT INTO events (type, instance_id, lane, data)
-          VALUES ('message.status', NEW.instance_id, mc_message_lane(NEW),
-            mc_message_event(NEW, c)
-              || jsonb_build_object('status', NEW.status, 'previous_status', OLD.status));
-        END IF;
-        RETURN NULL;
-      END $$`);
-    await q(`
-      CREATE FUNCTION mc_event_unwanted() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF mc_event_wanted(NEW.instance_id, NEW.type) THEN
-          RETURN NEW;
-        END IF;
-        RETURN NULL;
-      END $$`);
+    await q(
+      '\n      CREATE FUNCTION mc_event_wanted(instance uuid, event_type text) RETURNS boolean\n      LANGUAGE sql STABLE AS $$\n        SELECT EXISTS (SELECT 1 FROM event_subscriptions s\n                       WHERE (s.instance_id IS NULL OR s.instance_id = $1)\n                         AND $2 = ANY (s.event_types))\n      $$',
+    );
+    await q(
+      "\n      CREATE OR REPLACE FUNCTION mc_messages_inserted() RETURNS trigger LANGUAGE plpgsql AS $$\n      BEGIN\n        IF EXISTS (SELECT 1 FROM event_subscriptions) THEN\n          INSERT INTO events (type, instance_id, lane, data)\n          SELECT t.type, m.instance_id, mc_message_lane(m),\n            mc_message_event(m, c) || CASE\n              WHEN m.direction = 'inbound' THEN '{}'::jsonb\n              WHEN m.type = 'unknown' THEN jsonb_build_object('status', m.status, 'previous_status', NULL)\n              ELSE jsonb_build_object('sent_by', COALESCE(m.sent_by, 'api')) END\n          FROM added m\n          CROSS JOIN LATERAL (SELECT CASE WHEN m.direction = 'inbound' THEN 'message.received'\n                                          WHEN m.type = 'unknown' THEN 'message.status'\n                                          ELSE 'message.sent' END AS type) t\n          LEFT JOIN contacts c ON c.id = m.contact_id\n          WHERE mc_event_wanted(m.instance_id, t.type)\n          ORDER BY m.seq;\n        END IF;\n        UPDATE contacts c SET last_outbound_at = GREATEST(c.last_outbound_at, o.at)\n        FROM (SELECT contact_id, max(created_at) AS at FROM added\n              WHERE direction = 'outbound' AND contact_id IS NOT NULL AND type <> 'unknown'\n              GROUP BY contact_id) o\n        WHERE c.id = o.contact_id;\n        RETURN NULL;\n      END $$",
+    );
+    await q(
+      "\n      CREATE OR REPLACE FUNCTION mc_message_updated() RETURNS trigger LANGUAGE plpgsql AS $$\n      DECLARE\n        c contacts;\n      BEGIN\n        IF OLD.type = 'unknown' AND NEW.type <> 'unknown' THEN\n          IF mc_event_wanted(NEW.instance_id, 'message.sent') THEN\n            SELECT * INTO c FROM contacts WHERE id = NEW.contact_id;\n            INSERT INTO events (type, instance_id, lane, data)\n            VALUES ('message.sent', NEW.instance_id, mc_message_lane(NEW),\n              mc_message_event(NEW, c) || jsonb_build_object('sent_by', COALESCE(NEW.sent_by, 'api')));\n          END IF;\n          UPDATE contacts SET last_outbound_at = GREATEST(last_outbound_at, NEW.created_at)\n          WHERE id = NEW.contact_id;\n        END IF;\n        IF OLD.status IS DISTINCT FROM NEW.status\n           AND mc_event_wanted(NEW.instance_id, 'message.status') THEN\n          SELECT * INTO c FROM contacts WHERE id = NEW.contact_id;\n          INSERT INTO events (type, instance_id, lane, data)\n          VALUES ('message.status', NEW.instance_id, mc_message_lane(NEW),\n            mc_message_event(NEW, c)\n              || jsonb_build_object('status', NEW.status, 'previous_status', OLD.status));\n        END IF;\n        RETURN NULL;\n      END $$",
+    );
+    await q(
+      '\n      CREATE FUNCTION mc_event_unwanted() RETURNS trigger LANGUAGE plpgsql AS $$\n      BEGIN\n        IF mc_event_wanted(NEW.instance_id, NEW.type) THEN\n          RETURN NEW;\n        END IF;\n        RETURN NULL;\n      END $$',
+    );
     // Message events are checked where they are made (above); pings always go.
-    await q(`
-      CREATE TRIGGER tr_event_unwanted BEFORE INSERT ON events FOR EACH ROW
-      WHEN (NEW.type <> 'ping' AND NEW.type NOT LIKE 'message.%')
-      EXECUTE FUNCTION mc_event_unwanted()`);
+    await q(
+      "\n      CREATE TRIGGER tr_event_unwanted BEFORE INSERT ON events FOR EACH ROW\n      WHEN (NEW.type <> 'ping' AND NEW.type NOT LIKE 'message.%')\n      EXECUTE FUNCTION mc_event_unwanted()",
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

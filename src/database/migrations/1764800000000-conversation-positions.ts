@@ -38,16 +38,12 @@ export class ConversationPositions1764800000000 implements MigrationInterface {
     await q(`ALTER TABLE messages ALTER COLUMN stored_tx SET DEFAULT pg_current_xact_id()`);
     // A message that joins a contact later (a status placeholder its send completes, a merge
     // of two contacts) is new to whoever follows that contact: it moves to the mover's position.
-    await q(`
-      CREATE FUNCTION mc_message_moved() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        NEW.stored_tx := pg_current_xact_id();
-        RETURN NEW;
-      END $$`);
-    await q(`
-      CREATE TRIGGER tr_message_moved BEFORE UPDATE OF contact_id ON messages
-      FOR EACH ROW WHEN (NEW.contact_id IS NOT NULL AND OLD.contact_id IS DISTINCT FROM NEW.contact_id)
-      EXECUTE FUNCTION mc_message_moved()`);
+    await q(
+      '\n      CREATE FUNCTION mc_message_moved() RETURNS trigger LANGUAGE plpgsql AS $$\n      BEGIN\n        NEW.stored_tx := pg_current_xact_id();\n        RETURN NEW;\n      END $$',
+    );
+    await q(
+      '\n      CREATE TRIGGER tr_message_moved BEFORE UPDATE OF contact_id ON messages\n      FOR EACH ROW WHEN (NEW.contact_id IS NOT NULL AND OLD.contact_id IS DISTINCT FROM NEW.contact_id)\n      EXECUTE FUNCTION mc_message_moved()',
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

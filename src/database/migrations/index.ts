@@ -14,7 +14,11 @@ import { ConversationIndexes1764860000000 } from './1764860000000-conversation-i
 
 import { CurrentSql1795629210997 } from './1795629210997-current-sql.js';
 
-/** Every migration, oldest first (`npm run sql:migration` appends the ones it writes). */
+/**
+ * Every migration, oldest first (`npm run sql:migration` appends the ones it writes).
+ * The older ones hold their function and trigger statements as one-line strings, the
+ * text applied then byte for byte; the current definitions are the `*.sql.ts` files.
+ */
 export const MIGRATIONS = [
   InitialSchema1763740800000,
   MessagesAndContacts1763827200000,
