@@ -145,7 +145,7 @@ const index = await readFile(indexFile, 'utf8');
 await writeFormatted(
   indexFile,
   index
-    .replace(/\n\/\*\*/, `\nimport { ${className} } from './${time}-${kebab}.js';\n\n/**`)
+    .replace(/\n\n\/\*\*/, `\nimport { ${className} } from './${time}-${kebab}.js';\n\n/**`)
     .replace(/\n\];\n$/, `\n  ${className},\n];\n`),
 );
 process.stdout.write(`wrote ${file}:\n${diff.changes.map((c) => `  ${c}\n`).join('')}`);
