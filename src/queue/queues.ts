@@ -8,7 +8,7 @@ import { logQueueErrors } from './queue-error-logger.js';
 /**
  * Signed webhook deliveries: a Redis stream, written with one XADD before the
  * 200 goes out, read by the workers' consumer group in batches (see
- * webhook/delivery-consumer.ts). Entries a worker could not process stay
+ * webhook-stream/delivery-consumer.ts). Entries a worker could not process stay
  * pending and are taken over; entries that fail too often go to the dead stream.
  */
 export const WEBHOOK_STREAM = 'webhook:deliveries';

@@ -1,11 +1,4 @@
-import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
 import type { TurnStore } from './turn.store.js';
-
-/** A lease owner name: which process, and which run in it (two runs never share one). */
-export function newLeaseOwner(): string {
-  return `${hostname().slice(0, 48)}/${process.pid}/${randomBytes(6).toString('hex')}`;
-}
 
 /**
  * A worker's hold on one turn, renewed in the background at a third of its

@@ -19,7 +19,8 @@ import { AgentSlots, type AgentSlot } from '../agent/agent-slots.js';
 import { buildAgentRequest } from '../agent/agent-payload.js';
 import { ContactBuffer } from './buffer/contact-buffer.js';
 import { ReplySender, recordingSent } from './reply-sender.js';
-import { TurnLease, newLeaseOwner } from './turn-lease.js';
+import { newLeaseOwner } from '../common/lease-owner.js';
+import { TurnLease } from './turn-lease.js';
 
 /** Waits between agent attempts that may succeed later (timeouts, 5xx, 408, 429). */
 export const AGENT_BACKOFF: Backoff = { baseDelayMs: 1000, maxDelayMs: 10_000 };

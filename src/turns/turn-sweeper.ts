@@ -15,7 +15,7 @@ import { REDIS_CLIENT } from '../redis/redis.constants.js';
 import { TurnScheduler } from './turn-scheduler.js';
 import { TurnStore } from './turn.store.js';
 import { ContactBuffer } from './buffer/contact-buffer.js';
-import { newLeaseOwner } from './turn-lease.js';
+import { newLeaseOwner } from '../common/lease-owner.js';
 
 /** Work is stranded only once it is this late: on time, the jobs themselves do it. */
 const GRACE_MS = 5000;

@@ -53,6 +53,16 @@ export interface ReadPosition {
 const ALL_READ: ReadPosition = { readUpTo: null, behind: false };
 
 /**
+ * What a backlog holds back: the contact buffers, which wait for a burst to
+ * be stored whole. ContactBuffer is the one; the consumer releases it when
+ * the workers catch up.
+ */
+export abstract class BacklogHold {
+  /** The workers caught up: what was held is looked at again at once. */
+  abstract release(): Promise<void>;
+}
+
+/**
  * How far behind the webhook the workers are. While deliveries wait unread
  * in the stream, or read but still being stored, a contact's burst may be
  * only partly stored: its buffer is held until everything that arrived
@@ -85,6 +95,12 @@ export class DeliveryBacklog {
   /** Forgets what was read of the stream (the workers just caught up). */
   forget(): void {
     this.cached = undefined;
+  }
+
+  /** Whether the workers keep up with the webhook (looked up afresh). */
+  async caughtUp(): Promise<boolean> {
+    this.forget();
+    return !(await this.position()).behind;
   }
 
   private async read(now: number): Promise<ReadPosition> {

@@ -19,6 +19,7 @@ import type {
   WebhookEnvelope,
 } from '../platform/webhook-payload.js';
 import { TemplateStore } from '../templates/template.store.js';
+import type { DeliveryHandler } from '../webhook-stream/delivery-handler.js';
 import {
   fallbackBody,
   fitText,
@@ -89,7 +90,7 @@ const array = <T>(value: T[] | undefined): T[] => (Array.isArray(value) ? value 
  * them may have died before arming it). One bad message never costs the others.
  */
 @Injectable()
-export class InboundService {
+export class InboundService implements DeliveryHandler {
   private readonly logger = new Logger(InboundService.name);
 
   constructor(

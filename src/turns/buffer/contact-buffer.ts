@@ -10,7 +10,7 @@ import type { AwaitingSpan } from '../../messages/message.types.js';
 import { MetricsService, QUEUE_STATES } from '../../metrics/metrics.service.js';
 import { InstancesService } from '../../instances/instances.service.js';
 import { TurnStore, type ClaimResult } from '../turn.store.js';
-import { DeliveryBacklog } from '../../webhook-stream/delivery-backlog.js';
+import { DeliveryBacklog, type BacklogHold } from '../../webhook-stream/delivery-backlog.js';
 import { bufferDueAt } from './buffer-due.js';
 
 /** A flush running this much before its buffer is due goes ahead. */
@@ -54,7 +54,7 @@ export interface BufferSpan {
  * The agent gets the user's bursts whole, and a backlog is drained in few turns.
  */
 @Injectable()
-export class ContactBuffer implements ContactFlush {
+export class ContactBuffer implements ContactFlush, BacklogHold {
   constructor(
     @InjectQueue(BUFFER_QUEUE) private readonly queue: Queue<BufferFlushJob>,
     private readonly config: AppConfig,
@@ -210,12 +210,6 @@ export class ContactBuffer implements ContactFlush {
             Math.max(BACKLOG_RECHECK_MIN_MS, (dueAt - readUpTo) / 2),
           );
     await this.queue.addBulk([this.flushJob({ instanceId, contactId, dueAt }, runAt, now)]);
-  }
-
-  /** Whether the workers keep up with the webhook (looked up afresh). */
-  async caughtUp(): Promise<boolean> {
-    this.backlog.forget();
-    return !(await this.backlog.position()).behind;
   }
 
   /**

@@ -8,15 +8,14 @@ import {
 } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { WEBHOOK_DEAD_STREAM, WEBHOOK_GROUP, type WebhookDelivery } from '../queue/queues.js';
+import { newLeaseOwner } from '../common/lease-owner.js';
 import { isDependencyUnavailable } from '../common/unavailable.js';
 import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { REDIS_CLIENT } from '../redis/redis.constants.js';
-import { ContactBuffer } from '../turns/buffer/contact-buffer.js';
-import { newLeaseOwner } from '../turns/turn-lease.js';
-import { IN_HAND_MS, KEEPING_UP_MS } from '../webhook-stream/delivery-backlog.js';
-import { BODY_FIELD, RECEIVED_FIELD, webhookStreamKey } from '../webhook-stream/delivery-stream.js';
-import { InboundService } from './inbound.service.js';
+import { BacklogHold, DeliveryBacklog, IN_HAND_MS, KEEPING_UP_MS } from './delivery-backlog.js';
+import { DeliveryHandler } from './delivery-handler.js';
+import { BODY_FIELD, RECEIVED_FIELD, webhookStreamKey } from './delivery-stream.js';
 
 /** Deliveries taken at once: one set of statements for all of them. */
 const BATCH = 200;
@@ -44,7 +43,8 @@ function delivery([, fields]: Entry): WebhookDelivery {
 
 /**
  * The workers' side of the webhook stream: a Redis consumer group, read in
- * batches. A batch is acknowledged (and deleted) only once stored. While
+ * batches, each handed to the DeliveryHandler (InboundService) to be stored.
+ * A batch is acknowledged (and deleted) only once stored. While
  * PostgreSQL or Redis is away the batch is stored again after a pause; a
  * batch that fails for another reason is stored delivery by delivery, and a
  * delivery that still fails stays pending. Pending deliveries (a failure, or
@@ -73,8 +73,9 @@ export class DeliveryConsumer implements OnApplicationBootstrap, BeforeApplicati
   constructor(
     config: AppConfig,
     @Inject(REDIS_CLIENT) private readonly redis: Redis,
-    private readonly inbound: InboundService,
-    private readonly buffer: ContactBuffer,
+    private readonly handler: DeliveryHandler,
+    private readonly backlog: DeliveryBacklog,
+    private readonly held: BacklogHold,
     private readonly metrics: MetricsService,
   ) {
     this.key = webhookStreamKey(config);
@@ -167,10 +168,10 @@ export class DeliveryConsumer implements OnApplicationBootstrap, BeforeApplicati
       this.behind = old;
       return;
     }
-    if (old && !(await this.buffer.caughtUp())) return;
+    if (old && !(await this.backlog.caughtUp())) return;
     this.behind = false;
     try {
-      await this.buffer.release();
+      await this.held.release();
     } catch (error) {
       // The held buffers' own flushes look again within seconds.
       this.logger.warn(
@@ -221,7 +222,7 @@ export class DeliveryConsumer implements OnApplicationBootstrap, BeforeApplicati
   private async handle(entries: Entry[], consumer: string): Promise<void> {
     if (entries.length > 1) {
       try {
-        await this.inbound.processBatch(entries.map(delivery));
+        await this.handler.processBatch(entries.map(delivery));
         await this.done(entries.map(([id]) => id));
         return;
       } catch (error) {
@@ -230,7 +231,7 @@ export class DeliveryConsumer implements OnApplicationBootstrap, BeforeApplicati
     }
     for (const entry of entries) {
       try {
-        await this.inbound.processBatch([delivery(entry)]);
+        await this.handler.processBatch([delivery(entry)]);
         await this.done([entry[0]]);
       } catch (error) {
         if (isDependencyUnavailable(error)) throw error;

@@ -1,18 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { waitFor } from '../../test/support/test-app.js';
-import type { ContactBuffer } from '../turns/buffer/contact-buffer.js';
 import { WEBHOOK_DEAD_STREAM, WEBHOOK_GROUP, type WebhookDelivery } from '../queue/queues.js';
 import { loadConfig } from '../config/load-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import type { DeliveryBacklog } from './delivery-backlog.js';
 import { DeliveryConsumer } from './delivery-consumer.js';
-import { BODY_FIELD, RECEIVED_FIELD, webhookStreamKey } from '../webhook-stream/delivery-stream.js';
-import type { InboundService } from './inbound.service.js';
+import type { DeliveryHandler } from './delivery-handler.js';
+import { BODY_FIELD, RECEIVED_FIELD, webhookStreamKey } from './delivery-stream.js';
 
 const POISON = '{"poison":true}';
 
 /** Stores every delivery except the ones whose body says "poison", which always throw. */
-class StubInbound {
+class StubInbound implements DeliveryHandler {
   readonly stored: string[] = [];
   readonly attempts = new Map<string, number>();
   /** How often the poison had been tried when each delivery was stored. */
@@ -43,12 +43,14 @@ describe('DeliveryConsumer with a delivery that always fails (real Redis)', () =
   const redis = new Redis(config.REDIS_URL);
   const inbound = new StubInbound();
   const metrics = new MetricsService();
-  const buffer = { caughtUp: () => Promise.resolve(true), release: () => Promise.resolve() };
+  const backlog = { caughtUp: () => Promise.resolve(true) };
+  const held = { release: () => Promise.resolve() };
   const consumer = new DeliveryConsumer(
     config,
     redis,
-    inbound as unknown as InboundService,
-    buffer as unknown as ContactBuffer,
+    inbound,
+    backlog as unknown as DeliveryBacklog,
+    held,
     metrics,
   );
 
