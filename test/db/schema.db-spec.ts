@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { diffSchema } from '../../src/database/schema-diff.js';
 import { SCHEMA_SQL } from '../../src/schema.js';
 import { useMigratedDatabase } from './support.js';
@@ -20,5 +21,22 @@ describe('current-state SQL (src/schema.ts)', () => {
       expect([object.kind, created?.[1]]).toEqual([object.kind, object.name]);
       if (object.kind === 'trigger') expect(created?.[2]).toBe(object.table);
     }
+  });
+
+  it('has a describe, by name, for every SQL function and every store in the database tier', () => {
+    const read = (dir: URL, suffix: string) =>
+      readdirSync(dir, { recursive: true, encoding: 'utf8' })
+        .filter((file) => file.endsWith(suffix))
+        .map((file) => readFileSync(new URL(file, dir), 'utf8'));
+    const specs = read(new URL('./', import.meta.url), '.db-spec.ts').join('\n');
+    const stores = read(new URL('../../src/', import.meta.url), '.store.ts').flatMap((text) =>
+      [...text.matchAll(/export class (\w+Store)\b/g)].map((m) => m[1]),
+    );
+    const functions = SCHEMA_SQL.filter((o) => o.kind === 'function').map((o) => o.name);
+    expect(stores.length).toBeGreaterThanOrEqual(7);
+    const missing = [...stores, ...functions].filter(
+      (name) => !specs.includes(`describe('${name}'`),
+    );
+    expect(missing).toEqual([]);
   });
 });
