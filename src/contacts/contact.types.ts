@@ -2,7 +2,7 @@
  * A person who wrote to (or was written to by) an instance, known by number,
  * by business-scoped user id, or both; last_inbound_at opens the 24-hour
  * service window. Keys are kept straight by mc_resolve_contact and
- * mc_rekey_contact (migration ContactIdentities). A row of `contacts`.
+ * mc_rekey_contact (contacts/contact.functions.sql.ts). A row of `contacts`.
  */
 export interface Contact {
   id: string;

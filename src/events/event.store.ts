@@ -69,7 +69,7 @@ const DELIVERY_FROM = `event_deliveries d
 /**
  * The only home of SQL on `events`, `event_subscriptions`,
  * `event_deliveries` and `event_lanes`. Events themselves are written by
- * triggers with the changes they report (migration EventForwarding), and
+ * triggers with the changes they report (each in its owner's `*.sql.ts`), and
  * fanned out to deliveries and lanes by triggers too; this store leases
  * lanes, records attempts and serves the admin routes.
  */
