@@ -96,8 +96,9 @@ export interface InsertedInbound {
  * The SQL of `messages` (ContactStore has that of `contacts`). A message names
  * its contact: an inbound one is stored after its contact is resolved, waits
  * for a turn unless its contact is paused or opted out, and a send to a new
- * number makes it a contact (mc_resolve_contact, contacts/contact.functions.sql.ts). What a row written does
- * in the database (events, the contact's last send) is in message.triggers.sql.ts.
+ * number makes it a contact (mc_resolve_contact, in contact.functions.sql.ts).
+ * What a row written does in the database (its events, the contact's last
+ * send) is in message.triggers.sql.ts.
  */
 @Injectable()
 export class MessageStore {
