@@ -1060,7 +1060,7 @@ describe('mc_merge_contacts', () => {
   });
 });
 
-describe('mc_contact_handoff', () => {
+describe('mc_contacts_handoff', () => {
   it('writes a contact.handoff event on the contact lane as a pause starts and ends', async () => {
     const instanceId = await insertInstance(context.db);
     await insertSubscription(context.db, instanceId, ['contact.handoff']);
@@ -1097,6 +1097,25 @@ describe('mc_contact_handoff', () => {
         },
       },
     ]);
+  });
+
+  it('writes the events of a statement that changes several pauses at once in contact order', async () => {
+    const instanceId = await insertInstance(context.db);
+    await insertSubscription(context.db, instanceId, ['contact.handoff']);
+    const ids = [
+      await newContact(instanceId, { waId: '5511900000163' }),
+      await newContact(instanceId, { waId: '5511900000164' }),
+      await newContact(instanceId, { waId: '5511900000165' }),
+    ];
+    await context.db.query(
+      `UPDATE contacts SET handoff_until = now() + interval '1 hour', handoff_by = 'admin'
+       WHERE id = ANY($1::uuid[])`,
+      [ids],
+    );
+    const written = await eventsOf(instanceId, 'contact.handoff');
+    expect(written.map((event) => event.lane)).toEqual(
+      [...ids].sort().map((id) => `contact:${id}`),
+    );
   });
 
   it('writes nothing for other changes of the contact, nor for an instance no subscription wants it of', async () => {
