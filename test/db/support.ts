@@ -46,7 +46,7 @@ export function useMigratedDatabase(): MigratedDatabase {
   return context;
 }
 
-/** Inserts an instance (its token is not used here) and returns its id. */
+/** Inserts an instance (its tokens are not used here; the verify token is unique) and returns its id. */
 export async function insertInstance(
   db: TestDatabase,
   fields: { channelAccountId?: string; phoneNumberId?: string } = {},
@@ -55,11 +55,12 @@ export async function insertInstance(
   await db.query(
     `INSERT INTO instances (id, name, phone_number_id, channel_account_id, access_token_encrypted,
        token_type, webhook_verify_token)
-     VALUES ($1, 'Store', $2, $3, 'not-a-token', 'system_user', 'verify')`,
+     VALUES ($1, 'Store', $2, $3, 'not-a-token', 'system_user', $4)`,
     [
       id,
       fields.phoneNumberId ?? String(Date.now()) + randomUUID().slice(0, 4),
       fields.channelAccountId ?? '102290129340398',
+      `verify-${id}`,
     ],
   );
   return id;
