@@ -115,8 +115,7 @@ async function writeTurn(
   return id;
 }
 
-const text = (body: string): NewTurnPart =>
-  ({ kind: 'text', body: { text: { body } }, status: 'queued' }) as NewTurnPart;
+const text = (body: string): NewTurnPart => ({ kind: 'text', body: { body }, status: 'queued' });
 
 async function partsOf(turnId: string) {
   return context.db.query<{
@@ -373,8 +372,8 @@ describe('TurnStore', () => {
         { position: 2, status: 'queued', wamid: null, error: null, attempts: 0 },
       ]);
       expect((await turns.queuedParts(turnId)).map((p) => [p.position, p.kind, p.body])).toEqual([
-        [0, 'text', { text: { body: 'a' } }],
-        [2, 'text', { text: { body: 'b' } }],
+        [0, 'text', { body: 'a' }],
+        [2, 'text', { body: 'b' }],
       ]);
     });
 
