@@ -3,6 +3,9 @@
  * several writers share; a transaction that keeps to it may wait for another
  * but never deadlocks with it:
  *
+ * 0. an instance's contact keys (an advisory lock, `lockContactKeys`): taken
+ *    by whatever may link, merge or move a contact's keys (a number or user-id
+ *    change, an identity whose keys sit on two rows), before any contact row;
  * 1. `contacts` rows, by ascending `id`: all that a statement will write,
  *    before anything below (`mc_lock_contacts`, which the message triggers
  *    call first, and the contact statements' ORDER BY);
@@ -32,3 +35,10 @@ export const laneOrder = (alias: string): string =>
   LANE_ORDER.split(', ')
     .map((column) => `${alias}.${column}`)
     .join(', ');
+
+/**
+ * The SQL that takes an instance's contact-keys lock (level 0) for the rest of
+ * the transaction; `instance` is an SQL expression of its id.
+ */
+export const lockContactKeys = (instance: string): string =>
+  `pg_advisory_xact_lock(hashtextextended('mc-contacts:' || ${instance}::text, 0))`;
