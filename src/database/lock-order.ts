@@ -20,8 +20,17 @@
  * the agent, the timer ending pauses, opt-outs) and the dispatcher finishing
  * its lanes. So that a statement's events take their lanes in one sorted
  * step, the triggers on `messages` and `contacts` write them a statement at a
- * time; the row-level event triggers left (a turn failing, an instance's
- * status, a template's) belong to statements that change one row.
+ * time, and a statement fires only one of them: an INSERT … ON CONFLICT DO
+ * UPDATE fires the update's and then the insert's, so the stores write new
+ * rows and existing ones in two statements. The row-level event triggers left
+ * (a turn failing, an instance's status, a template's) belong to statements
+ * that change one row.
+ *
+ * What is left outside it: a message insert's foreign-key check takes a KEY
+ * SHARE lock on its contact in row order, before the statement's triggers run.
+ * It conflicts only with FOR UPDATE (a merge deleting a contact, a link moving
+ * a number or user id), which is rare and takes level 0 first.
+
  */
 
 /** The `ORDER BY` of a statement that locks contacts; `alias` names the table. */
