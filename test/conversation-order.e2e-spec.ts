@@ -100,9 +100,16 @@ describe('conversation order and cursors', () => {
   });
 
   it('lists a message of a large delivery stored late before the next one, sends in between', async () => {
-    const blocker = '5511900090001'; // sorts first: the large delivery waits on it before the others
+    const blocker = '5511900090001';
     const who = '5511900090002';
     const newcomer = '5511900090003';
+    // Known before, with the lowest id: a batch locks its contacts by id (the lock order), so
+    // the large delivery below waits on this one before it holds any other.
+    await db.query(`INSERT INTO contacts (id, instance_id, wa_id) VALUES ($1, $2, $3)`, [
+      '00000000-0000-4000-8000-000000000001',
+      instanceId,
+      blocker,
+    ]);
     await deliver([text(blocker, 'oi', now() - 60), text(who, 'quero um bolo', now() - 60)]);
     const opening = `wamid.order${sequence}`;
     await stored(opening);

@@ -1,4 +1,4 @@
-import { contactOrder } from '../database/lock-order.js';
+import { contactOrder, lockContactKeys } from '../database/lock-order.js';
 import { sqlFunction, sqlTrigger, type SqlObject } from '../database/sql-objects.js';
 
 /**
@@ -26,7 +26,8 @@ END $$`,
     'mc_resolve_contact',
     `
 CREATE OR REPLACE FUNCTION mc_resolve_contact(p_instance uuid, p_wa_id text, p_user_id text,
-  p_parent_user_id text, p_username text, p_name text, p_inbound_at timestamptz)
+  p_parent_user_id text, p_username text, p_name text, p_inbound_at timestamptz,
+  p_link boolean DEFAULT true)
 RETURNS uuid LANGUAGE plpgsql AS $$
 DECLARE
   by_user contacts%ROWTYPE;
@@ -65,7 +66,12 @@ BEGIN
       CONTINUE; -- created meanwhile by another session: look again
     ELSIF NOT locked THEN
       -- Keys to link, merge or move: one session at a time per instance, then look again.
-      PERFORM pg_advisory_xact_lock(hashtextextended('mc-contacts:' || p_instance::text, 0));
+      -- The advisory lock comes before any contact row (lock-order.ts): a caller that may
+      -- hold rows already (p_link false) leaves the identity to one that takes it first.
+      IF NOT p_link THEN
+        RETURN NULL;
+      END IF;
+      PERFORM ${lockContactKeys('p_instance')};
       locked := true;
       CONTINUE;
     ELSIF by_user.id IS NOT NULL THEN
@@ -125,7 +131,7 @@ DECLARE
   target contacts%ROWTYPE;
   holder uuid;
 BEGIN
-  PERFORM pg_advisory_xact_lock(hashtextextended('mc-contacts:' || p_instance::text, 0));
+  PERFORM ${lockContactKeys('p_instance')};
   SELECT * INTO target FROM contacts
   WHERE instance_id = p_instance
     AND ((p_old_user_id IS NOT NULL AND user_id = p_old_user_id)
@@ -168,7 +174,9 @@ LANGUAGE plpgsql AS $$
 DECLARE
   gone contacts%ROWTYPE;
 BEGIN
-  PERFORM mc_lock_contacts(ARRAY[loser, survivor]);
+  -- FOR UPDATE, not mc_lock_contacts' NO KEY UPDATE: the loser is deleted, and upgrading a
+  -- lock already held would wait on the foreign-key checks of message inserts naming it.
+  PERFORM 1 FROM contacts c WHERE c.id IN (loser, survivor) ORDER BY ${contactOrder('c')} FOR UPDATE;
   IF (SELECT count(DISTINCT contact_id) FROM turns
       WHERE contact_id IN (loser, survivor) AND mc_turn_open(status)) > 1 THEN
     RETURN false;

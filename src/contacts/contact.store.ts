@@ -2,18 +2,44 @@ import type { TimeIdPosition } from '../common/time-id-cursor.js';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { contactOrder } from '../database/lock-order.js';
+import { contactOrder, lockContactKeys } from '../database/lock-order.js';
 import { epochMicros, prepared, rows } from '../database/sql.js';
 import type { IdentityChange, IdentityRow } from './contact-identity.js';
 import type { Contact, ContactKeys, HandoffBy } from './contact.types.js';
 
 /**
- * The SQL of `contacts`: keys (through the identity functions of migration
- * ContactIdentities), profiles, the service window's times, handoffs and
+ * The SQL of `contacts`: keys (through the identity functions of
+ * contact.functions.sql.ts), profiles, the service window's times, handoffs and
  * opt-outs. A pause or an opt-out stops the contact's messages waiting for a
  * turn in the same statement. MessageStore reads `contacts` where a message
  * needs its contact, and makes a number sent to a contact (mc_resolve_contact).
  */
+/**
+ * Resolves identities $2… of instance $1 through mc_resolve_contact, by the
+ * contact that holds a key now (new ones last): the lock order. Without
+ * `link`, an identity whose keys need linking comes back with a null id.
+ */
+const resolveStatement = (link: boolean): string =>
+  `SELECT i.n, mc_resolve_contact($1, i.wa_id, i.user_id, i.parent_user_id, i.username, i.name,
+     i.at, ${link}) AS id
+   FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
+     WITH ORDINALITY AS i(wa_id, user_id, parent_user_id, username, name, at, n)
+   ORDER BY (SELECT c.id FROM contacts c WHERE c.instance_id = $1
+               AND (c.user_id = i.user_id OR c.wa_id = i.wa_id)
+             ORDER BY ${contactOrder('c')} LIMIT 1) NULLS LAST, i.n`;
+
+function resolveParams(instanceId: string, identities: IdentityRow[]): unknown[] {
+  return [
+    instanceId,
+    identities.map((i) => i.waId),
+    identities.map((i) => i.userId),
+    identities.map((i) => i.parentUserId),
+    identities.map((i) => i.username),
+    identities.map((i) => i.name),
+    identities.map((i) => i.lastInboundAt),
+  ];
+}
+
 @Injectable()
 export class ContactStore {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
@@ -100,27 +126,27 @@ export class ContactStore {
     }
     const others = ordered.filter((i) => !resolved.has(i.key));
     if (others.length === 0) return resolved;
-    const found = await prepared<{ n: string; id: string }>(
+    // Identities whose keys need linking, merging or moving come back null from the first
+    // statement, which may hold other contacts by then; the second takes the instance's
+    // contact-keys lock before any row (the lock order's level 0) and resolves them.
+    const first = await prepared<{ n: string; id: string | null }>(
       this.db,
       'contacts_resolve',
-      `SELECT i.n, mc_resolve_contact($1, i.wa_id, i.user_id, i.parent_user_id, i.username, i.name, i.at) AS id
-       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
-         WITH ORDINALITY AS i(wa_id, user_id, parent_user_id, username, name, at, n)
-       -- By the contact that holds a key now (new ones last): the lock order.
-       ORDER BY (SELECT c.id FROM contacts c WHERE c.instance_id = $1
-                   AND (c.user_id = i.user_id OR c.wa_id = i.wa_id)
-                 ORDER BY ${contactOrder('c')} LIMIT 1) NULLS LAST, i.n`,
-      [
-        instanceId,
-        others.map((i) => i.waId),
-        others.map((i) => i.userId),
-        others.map((i) => i.parentUserId),
-        others.map((i) => i.username),
-        others.map((i) => i.name),
-        others.map((i) => i.lastInboundAt),
-      ],
+      resolveStatement(false),
+      resolveParams(instanceId, others),
     );
-    for (const row of found) resolved.set(others[Number(row.n) - 1].key, row.id);
+    for (const row of first) if (row.id) resolved.set(others[Number(row.n) - 1].key, row.id);
+    const linking = others.filter((i) => !resolved.has(i.key));
+    if (linking.length === 0) return resolved;
+    const second = await this.db.transaction(async (manager) => {
+      await manager.query(`SELECT ${lockContactKeys('$1::uuid')}`, [instanceId]);
+      return rows<{ n: string; id: string | null }>(
+        manager,
+        resolveStatement(true),
+        resolveParams(instanceId, linking),
+      );
+    });
+    for (const row of second) if (row.id) resolved.set(linking[Number(row.n) - 1].key, row.id);
     return resolved;
   }
 

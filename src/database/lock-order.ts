@@ -3,6 +3,9 @@
  * several writers share; a transaction that keeps to it may wait for another
  * but never deadlocks with it:
  *
+ * 0. an instance's contact keys (an advisory lock, `lockContactKeys`): taken
+ *    by whatever may link, merge or move a contact's keys (a number or user-id
+ *    change, an identity whose keys sit on two rows), before any contact row;
  * 1. `contacts` rows, by ascending `id`: all that a statement will write,
  *    before anything below (`mc_lock_contacts`, which the message triggers
  *    call first, and the contact statements' ORDER BY);
@@ -17,8 +20,17 @@
  * the agent, the timer ending pauses, opt-outs) and the dispatcher finishing
  * its lanes. So that a statement's events take their lanes in one sorted
  * step, the triggers on `messages` and `contacts` write them a statement at a
- * time; the row-level event triggers left (a turn failing, an instance's
- * status, a template's) belong to statements that change one row.
+ * time, and a statement fires only one of them: an INSERT … ON CONFLICT DO
+ * UPDATE fires the update's and then the insert's, so the stores write new
+ * rows and existing ones in two statements. The row-level event triggers left
+ * (a turn failing, an instance's status, a template's) belong to statements
+ * that change one row.
+ *
+ * What is left outside it: a message insert's foreign-key check takes a KEY
+ * SHARE lock on its contact in row order, before the statement's triggers run.
+ * It conflicts only with FOR UPDATE (a merge deleting a contact, a link moving
+ * a number or user id), which is rare and takes level 0 first.
+
  */
 
 /** The `ORDER BY` of a statement that locks contacts; `alias` names the table. */
@@ -32,3 +44,10 @@ export const laneOrder = (alias: string): string =>
   LANE_ORDER.split(', ')
     .map((column) => `${alias}.${column}`)
     .join(', ');
+
+/**
+ * The SQL that takes an instance's contact-keys lock (level 0) for the rest of
+ * the transaction; `instance` is an SQL expression of its id.
+ */
+export const lockContactKeys = (instance: string): string =>
+  `pg_advisory_xact_lock(hashtextextended('mc-contacts:' || ${instance}::text, 0))`;

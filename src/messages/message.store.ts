@@ -74,6 +74,24 @@ export interface ConversationRead {
   horizon: bigint;
 }
 
+/** The sends insertOutbound records, as rows `r` of its parameters $1 to $8. */
+const OUTBOUND_RECORDS = `unnest($1::uuid[], $2::text[], $3::text[], $4::boolean[], $5::text[],
+    $6::jsonb[], $7::uuid[], $8::text[])
+  AS r(instance_id, wamid, contact, by_number, type, body, contact_id, sent_by)`;
+
+/**
+ * The contact of a send `r`: the one the sender knows, else by number (made
+ * when new), else by user id (or a parent id several share: the user's own first).
+ */
+const OUTBOUND_CONTACT = `CASE WHEN r.contact_id IS NOT NULL THEN r.contact_id
+    WHEN r.by_number
+    THEN mc_resolve_contact(r.instance_id, r.contact, NULL, NULL, NULL, NULL, NULL)
+    ELSE (SELECT c.id FROM contacts c
+          WHERE c.instance_id = r.instance_id
+            AND (c.user_id = r.contact OR c.parent_user_id = r.contact)
+          ORDER BY c.user_id = r.contact DESC LIMIT 1)
+  END`;
+
 const STATUS_RANK_SQL = (column: string): string =>
   `(CASE ${column} ${Object.entries(STATUS_RANK)
     .map(([status, rank]) => `WHEN '${status}' THEN ${rank}`)
@@ -109,42 +127,49 @@ export class MessageStore {
   }
 
   /**
-   * One INSERT for a set of accepted sends. A number sent to becomes a
-   * contact if it was not one; a user id is looked up (it may be a parent
-   * id, shared by several). A status may have arrived first (webhooks race
-   * the send's answer): then the placeholder row is completed, its status kept.
+   * Records a set of accepted sends. A number sent to becomes a contact if it
+   * was not one; a user id is looked up (it may be a parent id, shared by
+   * several). A status may have arrived first (webhooks race the send's
+   * answer): then the placeholder row is completed, its status kept.
+   *
+   * New rows and completed placeholders are two statements, not one INSERT …
+   * ON CONFLICT DO UPDATE: such a statement fires the update's trigger and then
+   * the insert's, each locking its contacts and lanes in order, so the
+   * statement as a whole would not keep the lock order (database/lock-order.ts).
    */
   async insertOutbound(records: OutboundRow[]): Promise<void> {
-    await this.db.query(
+    const columns = (rows: OutboundRow[]) => [
+      rows.map((r) => r.instanceId),
+      rows.map((r) => r.wamid),
+      rows.map((r) => r.address),
+      rows.map((r) => r.byNumber),
+      rows.map((r) => r.type),
+      rows.map((r) => JSON.stringify(r.body)),
+      rows.map((r) => r.contactId ?? null),
+      rows.map((r) => r.sentBy),
+    ];
+    const inserted = await rows<{ wamid: string }>(
+      this.db,
       `INSERT INTO messages (instance_id, wamid, direction, contact, contact_id, type, body, status,
          sent_by)
-       SELECT r.instance_id, r.wamid, 'outbound', r.contact,
-         CASE WHEN r.contact_id IS NOT NULL THEN r.contact_id
-           WHEN r.by_number
-           THEN mc_resolve_contact(r.instance_id, r.contact, NULL, NULL, NULL, NULL, NULL)
-           ELSE (SELECT c.id FROM contacts c
-                 WHERE c.instance_id = r.instance_id
-                   AND (c.user_id = r.contact OR c.parent_user_id = r.contact)
-                 ORDER BY c.user_id = r.contact DESC LIMIT 1)
-         END,
-         r.type, r.body, 'sent', r.sent_by
-       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::boolean[], $5::text[], $6::jsonb[],
-                   $7::uuid[], $8::text[])
-         AS r(instance_id, wamid, contact, by_number, type, body, contact_id, sent_by)
-       ON CONFLICT (wamid) DO UPDATE SET
-         instance_id = EXCLUDED.instance_id, direction = EXCLUDED.direction,
-         contact = EXCLUDED.contact, contact_id = EXCLUDED.contact_id, type = EXCLUDED.type,
-         body = EXCLUDED.body, sent_by = EXCLUDED.sent_by, updated_at = now()`,
-      [
-        records.map((r) => r.instanceId),
-        records.map((r) => r.wamid),
-        records.map((r) => r.address),
-        records.map((r) => r.byNumber),
-        records.map((r) => r.type),
-        records.map((r) => JSON.stringify(r.body)),
-        records.map((r) => r.contactId ?? null),
-        records.map((r) => r.sentBy),
-      ],
+       SELECT r.instance_id, r.wamid, 'outbound', r.contact, ${OUTBOUND_CONTACT}, r.type, r.body,
+         'sent', r.sent_by
+       FROM ${OUTBOUND_RECORDS}
+       -- Contacts made for new numbers are made in one order (the lock order's, by key).
+       ORDER BY r.instance_id, r.contact, r.wamid
+       ON CONFLICT (wamid) DO NOTHING
+       RETURNING wamid`,
+      columns(records),
+    );
+    if (inserted.length === records.length) return;
+    const done = new Set(inserted.map((row) => row.wamid));
+    await this.db.query(
+      `UPDATE messages m SET instance_id = r.instance_id, direction = 'outbound',
+         contact = r.contact, contact_id = ${OUTBOUND_CONTACT}, type = r.type, body = r.body,
+         sent_by = r.sent_by, updated_at = now()
+       FROM ${OUTBOUND_RECORDS}
+       WHERE m.wamid = r.wamid`,
+      columns(records.filter((r) => !done.has(r.wamid))),
     );
   }
 
@@ -265,19 +290,19 @@ export class MessageStore {
    * Applies delivery statuses to the stored messages, never backwards. A
    * status for a wamid not stored yet (it can arrive before the send's
    * answer) is kept on a placeholder row that the send then completes.
+   * Placeholders first, then the statuses of the others: two statements, for
+   * the lock order (see insertOutbound). A wamid stored meanwhile by a send
+   * was not inserted here, so the second statement finds it.
    */
   async applyStatuses(instanceId: string, statuses: StatusRow[]): Promise<void> {
-    await prepared(
+    const placed = await prepared<{ wamid: string }>(
       this.db,
-      'inbound_statuses',
+      'inbound_status_placeholders',
       `INSERT INTO messages (instance_id, wamid, direction, contact, type, body, status, errors)
        SELECT $1, s.wamid, 'outbound', s.recipient, 'unknown', '{}'::jsonb, s.status, s.errors
        FROM unnest($2::text[], $3::text[], $4::text[], $5::jsonb[]) AS s(wamid, recipient, status, errors)
-       ON CONFLICT (wamid) DO UPDATE SET
-         status = EXCLUDED.status,
-         errors = COALESCE(EXCLUDED.errors, messages.errors),
-         updated_at = now()
-       WHERE ${STATUS_RANK_SQL('messages.status')} < ${STATUS_RANK_SQL('EXCLUDED.status')}`,
+       ON CONFLICT (wamid) DO NOTHING
+       RETURNING wamid`,
       [
         instanceId,
         statuses.map((s) => s.wamid),
@@ -285,6 +310,19 @@ export class MessageStore {
         statuses.map((s) => s.status),
         statuses.map((s) => s.errors),
       ],
+    );
+    if (placed.length === statuses.length) return;
+    const done = new Set(placed.map((row) => row.wamid));
+    const stored = statuses.filter((s) => !done.has(s.wamid));
+    await prepared(
+      this.db,
+      'inbound_statuses',
+      `UPDATE messages m SET status = s.status, errors = COALESCE(s.errors, m.errors),
+         updated_at = now()
+       FROM unnest($1::text[], $2::text[], $3::jsonb[]) AS s(wamid, status, errors)
+       WHERE m.wamid = s.wamid
+         AND ${STATUS_RANK_SQL('m.status')} < ${STATUS_RANK_SQL('s.status')}`,
+      [stored.map((s) => s.wamid), stored.map((s) => s.status), stored.map((s) => s.errors)],
     );
   }
 
