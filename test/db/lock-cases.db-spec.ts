@@ -10,7 +10,7 @@ const DEADLOCK_DETECTED = '40P01';
 
 /** How often, and at most how many times, a case looks whether the writer waits yet. */
 const POLL_MS = 10;
-const MAX_POLLS = 3000;
+const MAX_POLLS = 2000;
 
 type Outcome = { ok: true } | { ok: false; error: unknown };
 
