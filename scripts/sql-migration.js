@@ -1,8 +1,10 @@
 // Writes the migration that brings the database's functions and triggers to their current
 // definitions (the `*.sql.ts` files beside the stores, listed in src/schema.ts), so nobody
 // copies a function body by hand: it migrates a scratch database with every migration there
-// is, compares (src/database/schema-diff.ts), writes src/database/migrations/<time>-<name>.ts
-// and lists it in migrations/index.ts.
+// is, compares (src/database/schema-diff.ts), runs the plan's up and down there in a
+// transaction that is rolled back (verifyPlan: a plan that fails, or a down that does not
+// restore, stops here, before any file is written), writes
+// src/database/migrations/<time>-<name>.ts and lists it in migrations/index.ts.
 // Usage: npm run sql:migration -- <Name> [--why "one line for the migration's doc"]
 //        [--check] (writes nothing; exits 1 when a migration is needed)
 //        [--database-url postgres://...] (the server for the scratch database)
@@ -35,8 +37,9 @@ if (!values.check && !/^[A-Z][A-Za-z0-9]+$/.test(name ?? '')) {
 
 /** @type {{ SCHEMA_SQL: unknown[] }} */
 const { SCHEMA_SQL } = await import('../src/schema.ts');
-/** @type {{ diffSchema(client: pg.Client, objects: unknown[]): Promise<{ up: string[]; down: string[]; changes: string[] }> }} */
-const { diffSchema } = await import('../src/database/schema-diff.ts');
+/** @typedef {{ up: string[]; down: string[]; changes: string[] }} SchemaDiff */
+/** @type {{ diffSchema(client: pg.Client, objects: unknown[]): Promise<SchemaDiff>; verifyPlan(client: pg.Client, objects: unknown[], diff: SchemaDiff): Promise<void> }} */
+const { diffSchema, verifyPlan } = await import('../src/database/schema-diff.ts');
 /** @type {{ MIGRATIONS: Function[] }} */
 const { MIGRATIONS } = await import('../src/database/migrations/index.ts');
 
@@ -68,6 +71,7 @@ try {
   await client.connect();
   try {
     diff = await diffSchema(client, SCHEMA_SQL);
+    if (diff.changes.length > 0) await verifyPlan(client, SCHEMA_SQL, diff);
   } finally {
     await client.end();
   }
@@ -108,6 +112,28 @@ async function writeFormatted(path, text) {
   await writeFile(path, await prettier.format(text, { ...options, filepath: path }));
 }
 
+/** `text` with `pattern`'s one match replaced; throws when the pattern is not found. */
+function replaceOnce(text, pattern, replacement, what) {
+  if (!pattern.test(text)) {
+    throw new Error(`${indexFile}: ${what} not found (${pattern}); nothing was written`);
+  }
+  return text.replace(pattern, replacement);
+}
+
+// The index is edited in memory first, so a layout the edit does not recognise writes nothing.
+const indexFile = 'src/database/migrations/index.ts';
+const index = replaceOnce(
+  replaceOnce(
+    await readFile(indexFile, 'utf8'),
+    /\n\n\/\*\*/,
+    `\nimport { ${className} } from './${time}-${kebab}.js';\n\n/**`,
+    'the blank line between the imports and the doc comment',
+  ),
+  /\n\];\n$/,
+  `\n  ${className},\n];\n`,
+  'the end of the MIGRATIONS list',
+);
+
 await writeFormatted(
   file,
   `import type { MigrationInterface, QueryRunner } from 'typeorm';
@@ -140,12 +166,5 @@ ${list(diff.down)}
 `,
 );
 
-const indexFile = 'src/database/migrations/index.ts';
-const index = await readFile(indexFile, 'utf8');
-await writeFormatted(
-  indexFile,
-  index
-    .replace(/\n\n\/\*\*/, `\nimport { ${className} } from './${time}-${kebab}.js';\n\n/**`)
-    .replace(/\n\];\n$/, `\n  ${className},\n];\n`),
-);
+await writeFormatted(indexFile, index);
 process.stdout.write(`wrote ${file}:\n${diff.changes.map((c) => `  ${c}\n`).join('')}`);
