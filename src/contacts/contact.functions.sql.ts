@@ -47,6 +47,11 @@ BEGIN
     IF p_wa_id IS NOT NULL THEN
       SELECT * INTO by_wa FROM contacts WHERE instance_id = p_instance AND wa_id = p_wa_id;
     END IF;
+    IF locked THEN
+      -- The rows a link, merge or move writes, in the lock order, before it writes any.
+      PERFORM 1 FROM contacts c WHERE c.id IN (by_user.id, by_wa.id)
+      ORDER BY ${contactOrder('c')} FOR UPDATE;
+    END IF;
 
     IF by_user.id IS NOT NULL AND (p_wa_id IS NULL OR by_user.wa_id = p_wa_id) THEN
       found := by_user.id;

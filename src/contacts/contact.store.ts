@@ -8,13 +8,6 @@ import type { IdentityChange, IdentityRow } from './contact-identity.js';
 import type { Contact, ContactKeys, HandoffBy } from './contact.types.js';
 
 /**
- * The SQL of `contacts`: keys (through the identity functions of
- * contact.functions.sql.ts), profiles, the service window's times, handoffs and
- * opt-outs. A pause or an opt-out stops the contact's messages waiting for a
- * turn in the same statement. MessageStore reads `contacts` where a message
- * needs its contact, and makes a number sent to a contact (mc_resolve_contact).
- */
-/**
  * Resolves identities $2… of instance $1 through mc_resolve_contact, by the
  * contact that holds a key now (new ones last): the lock order. Without
  * `link`, an identity whose keys need linking comes back with a null id.
@@ -40,6 +33,13 @@ function resolveParams(instanceId: string, identities: IdentityRow[]): unknown[]
   ];
 }
 
+/**
+ * The SQL of `contacts`: keys (through the identity functions of
+ * contact.functions.sql.ts), profiles, the service window's times, handoffs and
+ * opt-outs. A pause or an opt-out stops the contact's messages waiting for a
+ * turn in the same statement. MessageStore reads `contacts` where a message
+ * needs its contact, and makes a number sent to a contact (mc_resolve_contact).
+ */
 @Injectable()
 export class ContactStore {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
@@ -70,7 +70,9 @@ export class ContactStore {
    * linked, merged or created), with its profile and last inbound time
    * brought forward. Numbers already known, without a user id (most
    * messages), are found and brought forward in one set-based statement;
-   * the others go through mc_resolve_contact, in one more.
+   * the others go through mc_resolve_contact, in one more, except those whose
+   * keys must be linked, merged or moved: each of those in a transaction of
+   * its own that takes the instance's contact-keys lock first.
    */
   async resolveContacts(
     instanceId: string,
@@ -143,16 +145,19 @@ export class ContactStore {
     );
     for (const row of first) if (row.id) resolved.set(others[Number(row.n) - 1].key, row.id);
     const linking = others.filter((i) => !resolved.has(i.key));
-    if (linking.length === 0) return resolved;
-    const second = await this.db.transaction(async (manager) => {
-      await manager.query(`SELECT ${lockContactKeys('$1::uuid')}`, [instanceId]);
-      return rows<{ n: string; id: string | null }>(
-        manager,
-        resolveStatement(true),
-        resolveParams(instanceId, linking),
-      );
-    });
-    for (const row of second) if (row.id) resolved.set(linking[Number(row.n) - 1].key, row.id);
+    // One identity a transaction: a link may write two rows, and two identities' rows
+    // would not come in id order (rare: a number or user id met on two contacts).
+    for (const identity of linking) {
+      const [row] = await this.db.transaction(async (manager) => {
+        await manager.query(`SELECT ${lockContactKeys('$1::uuid')}`, [instanceId]);
+        return rows<{ n: string; id: string | null }>(
+          manager,
+          resolveStatement(true),
+          resolveParams(instanceId, [identity]),
+        );
+      });
+      if (row?.id) resolved.set(identity.key, row.id);
+    }
     return resolved;
   }
 

@@ -28,9 +28,10 @@
  *
  * What is left outside it: a message insert's foreign-key check takes a KEY
  * SHARE lock on its contact in row order, before the statement's triggers run.
- * It conflicts only with FOR UPDATE (a merge deleting a contact, a link moving
- * a number or user id), which is rare and takes level 0 first.
-
+ * It conflicts only with FOR UPDATE, which a link, merge or move takes on the
+ * rows it writes (after level 0, in id order): a batch of sends to both
+ * contacts of a person being merged can still meet it in the other order.
+ * Rare; PostgreSQL then ends one of the two and its batch is tried again.
  */
 
 /** The `ORDER BY` of a statement that locks contacts; `alias` names the table. */

@@ -76,8 +76,8 @@ export interface ConversationRead {
 
 /** The sends insertOutbound records, as rows `r` of its parameters $1 to $8. */
 const OUTBOUND_RECORDS = `unnest($1::uuid[], $2::text[], $3::text[], $4::boolean[], $5::text[],
-    $6::jsonb[], $7::uuid[], $8::text[])
-  AS r(instance_id, wamid, contact, by_number, type, body, contact_id, sent_by)`;
+    $6::jsonb[], $7::uuid[], $8::text[]) WITH ORDINALITY
+  AS r(instance_id, wamid, contact, by_number, type, body, contact_id, sent_by, n)`;
 
 /**
  * The contact of a send `r`: the one the sender knows, else by number (made
@@ -85,7 +85,7 @@ const OUTBOUND_RECORDS = `unnest($1::uuid[], $2::text[], $3::text[], $4::boolean
  */
 const OUTBOUND_CONTACT = `CASE WHEN r.contact_id IS NOT NULL THEN r.contact_id
     WHEN r.by_number
-    THEN mc_resolve_contact(r.instance_id, r.contact, NULL, NULL, NULL, NULL, NULL)
+    THEN mc_resolve_contact(r.instance_id, r.contact, NULL, NULL, NULL, NULL, NULL, false)
     ELSE (SELECT c.id FROM contacts c
           WHERE c.instance_id = r.instance_id
             AND (c.user_id = r.contact OR c.parent_user_id = r.contact)
@@ -138,15 +138,15 @@ export class MessageStore {
    * statement as a whole would not keep the lock order (database/lock-order.ts).
    */
   async insertOutbound(records: OutboundRow[]): Promise<void> {
-    const columns = (rows: OutboundRow[]) => [
-      rows.map((r) => r.instanceId),
-      rows.map((r) => r.wamid),
-      rows.map((r) => r.address),
-      rows.map((r) => r.byNumber),
-      rows.map((r) => r.type),
-      rows.map((r) => JSON.stringify(r.body)),
-      rows.map((r) => r.contactId ?? null),
-      rows.map((r) => r.sentBy),
+    const columns = (batch: OutboundRow[]) => [
+      batch.map((r) => r.instanceId),
+      batch.map((r) => r.wamid),
+      batch.map((r) => r.address),
+      batch.map((r) => r.byNumber),
+      batch.map((r) => r.type),
+      batch.map((r) => JSON.stringify(r.body)),
+      batch.map((r) => r.contactId ?? null),
+      batch.map((r) => r.sentBy),
     ];
     const inserted = await rows<{ wamid: string }>(
       this.db,
@@ -155,8 +155,9 @@ export class MessageStore {
        SELECT r.instance_id, r.wamid, 'outbound', r.contact, ${OUTBOUND_CONTACT}, r.type, r.body,
          'sent', r.sent_by
        FROM ${OUTBOUND_RECORDS}
-       -- Contacts made for new numbers are made in one order (the lock order's, by key).
-       ORDER BY r.instance_id, r.contact, r.wamid
+       -- New numbers become contacts in one order (by key: no two batches wait on each
+       -- other's new keys); each contact's sends keep the order they were recorded in (seq).
+       ORDER BY r.instance_id, r.contact, r.n
        ON CONFLICT (wamid) DO NOTHING
        RETURNING wamid`,
       columns(records),

@@ -5,7 +5,13 @@ import { identityKey, type IdentityRow } from '../../src/contacts/contact-identi
 import { ContactStore } from '../../src/contacts/contact.store.js';
 import type { Contact } from '../../src/contacts/contact.types.js';
 import { sqlState } from '../../src/database/sql.js';
-import { insertInstance, insertSubscription, useMigratedDatabase } from './support.js';
+import {
+  insertInstance,
+  insertSubscription,
+  useMigratedDatabase,
+  insertContact,
+  type ContactFields,
+} from './support.js';
 
 /** PostgreSQL's code for a row lock NOWAIT could not take. */
 const LOCK_NOT_AVAILABLE = '55P03';
@@ -50,22 +56,8 @@ async function contactsOf(instanceId: string): Promise<Contact[]> {
 }
 
 /** Creates a contact through mc_resolve_contact (a number, a user id, or both). */
-async function newContact(
-  instanceId: string,
-  fields: { waId?: string; userId?: string; parentUserId?: string; name?: string } = {},
-): Promise<string> {
-  const [row] = await context.db.query<{ id: string }>(
-    'SELECT mc_resolve_contact($1, $2, $3, $4, NULL, $5, NULL) AS id',
-    [
-      instanceId,
-      fields.waId ?? null,
-      fields.userId ?? null,
-      fields.parentUserId ?? null,
-      fields.name ?? null,
-    ],
-  );
-  return row.id;
-}
+const newContact = (instanceId: string, fields?: ContactFields): Promise<string> =>
+  insertContact(context.db, instanceId, fields);
 
 /** A message row of a contact (inbound text by default), stored as the store would. */
 async function insertMessage(

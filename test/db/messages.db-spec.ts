@@ -9,7 +9,13 @@ import {
   type OutboundRow,
 } from '../../src/messages/message.store.js';
 import type { Message } from '../../src/messages/message.types.js';
-import { insertInstance, insertSubscription, useMigratedDatabase } from './support.js';
+import {
+  insertInstance,
+  insertSubscription,
+  useMigratedDatabase,
+  insertContact,
+  type ContactFields,
+} from './support.js';
 
 const MESSAGE_EVENTS = ['message.received', 'message.sent', 'message.status'];
 const FUTURE = new Date('2100-01-01T00:00:00.000Z');
@@ -31,22 +37,9 @@ async function watchedInstance(types: string[] = MESSAGE_EVENTS): Promise<string
   return instanceId;
 }
 
-async function newContact(
-  instanceId: string,
-  fields: { waId?: string; userId?: string; parentUserId?: string; name?: string } = {},
-): Promise<string> {
-  const [row] = await context.db.query<{ id: string }>(
-    'SELECT mc_resolve_contact($1, $2, $3, $4, NULL, $5, NULL) AS id',
-    [
-      instanceId,
-      fields.waId ?? null,
-      fields.userId ?? null,
-      fields.parentUserId ?? null,
-      fields.name ?? null,
-    ],
-  );
-  return row.id;
-}
+/** Creates a contact through mc_resolve_contact (a number, a user id, or both). */
+const newContact = (instanceId: string, fields?: ContactFields): Promise<string> =>
+  insertContact(context.db, instanceId, fields);
 
 async function contact(id: string): Promise<Contact> {
   const [row] = await context.db.query<Contact>('SELECT * FROM contacts WHERE id = $1', [id]);

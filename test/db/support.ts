@@ -80,3 +80,30 @@ export async function insertSubscription(
   );
   return id;
 }
+
+/** What a contact made for a test is known by. */
+export interface ContactFields {
+  waId?: string;
+  userId?: string;
+  parentUserId?: string;
+  name?: string;
+}
+
+/** Creates a contact through mc_resolve_contact (a number, a user id, or both); its id. */
+export async function insertContact(
+  db: TestDatabase,
+  instanceId: string,
+  fields: ContactFields = {},
+): Promise<string> {
+  const [row] = await db.query<{ id: string }>(
+    'SELECT mc_resolve_contact($1, $2, $3, $4, NULL, $5, NULL) AS id',
+    [
+      instanceId,
+      fields.waId ?? null,
+      fields.userId ?? null,
+      fields.parentUserId ?? null,
+      fields.name ?? null,
+    ],
+  );
+  return row.id;
+}

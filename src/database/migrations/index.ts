@@ -11,7 +11,7 @@ import { InstanceAgentSettings1764600000000 } from './1764600000000-instance-age
 import { EventsWhenWanted1764700000000 } from './1764700000000-events-when-wanted.js';
 import { ConversationPositions1764800000000 } from './1764800000000-conversation-positions.js';
 import { ConversationIndexes1764860000000 } from './1764860000000-conversation-indexes.js';
-import { CurrentSql1795630437811 } from './1795630437811-current-sql.js';
+import { CurrentSql1795634419494 } from './1795634419494-current-sql.js';
 
 /**
  * Every migration, oldest first (`npm run sql:migration` appends the ones it writes).
@@ -32,5 +32,5 @@ export const MIGRATIONS = [
   EventsWhenWanted1764700000000,
   ConversationPositions1764800000000,
   ConversationIndexes1764860000000,
-  CurrentSql1795630437811,
+  CurrentSql1795634419494,
 ];
