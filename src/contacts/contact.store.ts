@@ -314,11 +314,13 @@ export class ContactStore {
     // One statement with messages.awaiting_turn: no turn claims a message once the person's pause is written.
     await this.db.query(
       `WITH locked AS MATERIALIZED (
-       SELECT c.id FROM contacts c
-       JOIN unnest($1::uuid[], $2::text[], $3::boolean[]) AS s(instance_id, address, by_number)
-         ON c.instance_id = s.instance_id
-         AND (CASE WHEN s.by_number THEN c.wa_id = s.address ELSE c.user_id = s.address END)
-       ORDER BY ${contactOrder('c')} FOR NO KEY UPDATE OF c
+       -- By id, through mc_lock_contacts: a lock taken above this join instead cost
+       -- about a sixth of the sends a second (npm run bench -- send).
+       SELECT mc_lock_contacts(ARRAY(
+         SELECT c.id FROM contacts c
+         JOIN unnest($1::uuid[], $2::text[], $3::boolean[]) AS s(instance_id, address, by_number)
+           ON c.instance_id = s.instance_id
+           AND (CASE WHEN s.by_number THEN c.wa_id = s.address ELSE c.user_id = s.address END)))
        ), paused AS (
        UPDATE contacts c SET handoff_until = GREATEST(c.handoff_until,
            now() + ($4::float8 + $5::float8) * interval '1 second'),
@@ -328,7 +330,10 @@ export class ContactStore {
          handoff_by = CASE WHEN c.handoff_until > now() AND c.handoff_by IN ('api', 'admin')
                            THEN c.handoff_by ELSE 'auto' END,
          updated_at = now()
-       FROM locked WHERE c.id = locked.id
+       FROM unnest($1::uuid[], $2::text[], $3::boolean[]) AS s(instance_id, address, by_number),
+         locked
+       WHERE c.instance_id = s.instance_id
+         AND (CASE WHEN s.by_number THEN c.wa_id = s.address ELSE c.user_id = s.address END)
          AND (c.handoff_until IS NULL OR c.handoff_until < now() + $4::float8 * interval '1 second'
               OR c.handoff_by = 'agent' AND c.handoff_until > now())
        RETURNING c.id
