@@ -4,17 +4,21 @@ import { clearRedisPrefixes } from '../test/support/redis-prefixes.js';
 import { benchSend } from './send.bench.js';
 import { benchAck, benchPipeline, type Comparison } from './webhook.bench.js';
 import { benchEventsDrain, benchEventsLatency } from './events.bench.js';
+import { benchEventsCost } from './events-cost.bench.js';
 
 /**
- * `npm run bench [-- ack|pipeline|send|events|events-latency|recovery] [--runs 3]
- * [--duration 15] [--size 30000] [--rate 1000]`:
+ * `npm run bench [-- ack|pipeline|send|events|events-latency|events-cost|recovery]
+ * [--runs 3] [--duration 15] [--size 30000] [--rate 1000] [--cost-rate 250] [--phase 10]`:
  * measures the service beside bare baselines doing the same essential work
  * (bench/baselines), service and baseline one after the other, `runs` times
  * (the machine's speed drifts: each ratio is of one pair), and prints each
  * figure with its ratio, then the median ratio and the spread. Without a name
  * it runs ack, pipeline, send, events (the pipeline with and without a client
  * subscribed to every event) and events-latency (acknowledgement to the
- * client's receipt at --rate deliveries/s); recovery (crashes and outages, a
+ * client's receipt at --rate deliveries/s) and events-cost (the CPU forwarding
+ * adds per event in the worker and in PostgreSQL at --cost-rate messages/s, in
+ * phases of --phase seconds, beside a bare forwarder and a bare durable
+ * outbox); recovery (crashes and outages, a
  * few minutes) only when named.
  */
 async function main(): Promise<void> {
@@ -31,25 +35,30 @@ async function main(): Promise<void> {
     named.length === 0 ? name !== 'recovery' : named.includes(name);
 
   const summaries: Summary[] = [];
-  const benches: Array<[string, (run: number) => Promise<Comparison>]> = [
+  const benches: Array<[string, (run: number) => Promise<Comparison | Comparison[]>]> = [
     ['ack', () => benchAck(duration)],
     // Twice the backlog once: the cost must grow linearly with it.
     ['pipeline', (run) => benchPipeline(size, run === 0)],
     ['send', () => benchSend(duration)],
     ['events', () => benchEventsDrain(size)],
     ['events-latency', () => benchEventsLatency(option('rate', 1000), duration)],
+    [
+      'events-cost',
+      () => benchEventsCost(option('cost-rate', 250), option('phase', 10), option('rate', 1000)),
+    ],
   ];
   try {
     for (const [name, bench] of benches) {
       if (!wanted(name)) continue;
-      const results: Comparison[] = [];
+      // A bench may measure several figures at once: each is summarized on its own.
+      const results: Comparison[][] = [];
       for (let run = 0; run < runs; run++) {
         process.stdout.write(`running ${name} (${run + 1} of ${runs})…\n`);
-        const comparison = await bench(run);
-        results.push(comparison);
-        print(comparison);
+        const comparisons = [await bench(run)].flat();
+        comparisons.forEach((comparison, i) => (results[i] ??= []).push(comparison));
+        comparisons.forEach(print);
       }
-      summaries.push(summarize(results));
+      summaries.push(...results.map(summarize));
     }
   } finally {
     await clearRedisPrefixes();

@@ -6,11 +6,15 @@ import { Agent, request } from 'node:http';
  * with its own id and a Standard Webhooks signature, to the receiver at URL,
  * CONCURRENCY at a time on keep-alive connections, BODY being a real event's
  * body. No database, no ordering, no retries: what one POST per event costs
- * on this machine. Prints `done <seconds>`.
- * Env: URL, COUNT, CONCURRENCY, BODY, SECRET (whsec_…).
+ * on this machine. With RATE, it starts RATE events a second (as a service
+ * forwards a steady load) instead of as many as it can. Prints
+ * `done <seconds> cpu <ms>`, the CPU being this process's from the first POST
+ * to the last answer.
+ * Env: URL, COUNT, CONCURRENCY, BODY, SECRET (whsec_…), RATE (optional).
  */
 const env = process.env as Record<string, string>;
 const count = Number(env.COUNT);
+const rate = env.RATE ? Number(env.RATE) : 0;
 const agent = new Agent({ keepAlive: true });
 const key = createSecretKey(Buffer.from(env.SECRET.slice('whsec_'.length), 'base64'));
 const target = new URL(env.URL);
@@ -53,7 +57,32 @@ async function lane(): Promise<void> {
   }
 }
 
+/** RATE a second, in 10 ms ticks, each event on its own (as a service sends them as they come). */
+async function paced(): Promise<void> {
+  const begin = Date.now();
+  const inFlight: Array<Promise<void>> = [];
+  await new Promise<void>((resolve) => {
+    const tick = setInterval(() => {
+      const due = Math.min(count, Math.floor(((Date.now() - begin) / 1000) * rate));
+      while (started < due) {
+        started++;
+        inFlight.push(post());
+      }
+      if (started >= count) {
+        clearInterval(tick);
+        resolve();
+      }
+    }, 10);
+  });
+  await Promise.all(inFlight);
+}
+
+const cpu = process.cpuUsage();
 const begin = process.hrtime.bigint();
-await Promise.all(Array.from({ length: Number(env.CONCURRENCY) }, lane));
-process.stdout.write(`done ${Number(process.hrtime.bigint() - begin) / 1e9}\n`);
+if (rate > 0) await paced();
+else await Promise.all(Array.from({ length: Number(env.CONCURRENCY) }, lane));
+const used = process.cpuUsage(cpu);
+process.stdout.write(
+  `done ${Number(process.hrtime.bigint() - begin) / 1e9} cpu ${(used.user + used.system) / 1000}\n`,
+);
 agent.destroy();

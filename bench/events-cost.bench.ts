@@ -1,0 +1,406 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { EventReceiver } from '../simulator/event-receiver.js';
+import { newSigningSecret } from '../src/events/event-signature.js';
+import { EVENT_TYPES } from '../src/events/event.types.js';
+import { TestDatabase, adminToken, freePort } from '../test/support/test-app.js';
+import { waitUntil } from '../test/support/wait.js';
+import { startService, startZeroLatencyPlatform, type ServiceProcess } from './support.js';
+import {
+  connectInstance,
+  deliveries,
+  load,
+  serviceEnvironment,
+  type Comparison,
+} from './webhook.bench.js';
+
+const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+
+/** CPU milliseconds a process has used so far (user + system), or null when it is gone. */
+function cpuMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
+}
+
+/** The processes named `name` (PostgreSQL's postmaster and every backend and helper), by pid. */
+function processesNamed(name: string): Map<number, number> {
+  const found = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== name) continue;
+    } catch {
+      continue;
+    }
+    const ms = cpuMs(Number(entry));
+    if (ms !== null) found.set(Number(entry), ms);
+  }
+  return found;
+}
+
+/** What a phase's CPU snapshot holds: the service's two processes, PostgreSQL's and Redis's. */
+interface Snapshot {
+  worker: number;
+  api: number;
+  postgres: Map<number, number>;
+  redis: Map<number, number>;
+}
+
+function snapshot(worker?: ServiceProcess, api?: ServiceProcess): Snapshot {
+  return {
+    worker: worker ? (cpuMs(worker.pid) ?? 0) : 0,
+    api: api ? (cpuMs(api.pid) ?? 0) : 0,
+    postgres: processesNamed('postgres'),
+    redis: processesNamed('redis-server'),
+  };
+}
+
+/** CPU used between two snapshots by the processes alive at both. */
+function between(start: Map<number, number>, end: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, ms] of end) {
+    const before = start.get(pid);
+    if (before !== undefined) total += ms - before;
+  }
+  return total;
+}
+
+interface Phase {
+  mode: 'with' | 'without';
+  messages: number;
+  events: number;
+  workerMs: number;
+  apiMs: number;
+  postgresMs: number;
+  redisMs: number;
+}
+
+function measure(
+  mode: Phase['mode'],
+  start: Snapshot,
+  end: Snapshot,
+  messages: number,
+  events: number,
+): Phase {
+  return {
+    mode,
+    messages,
+    events,
+    workerMs: end.worker - start.worker,
+    apiMs: end.api - start.api,
+    postgresMs: between(start.postgres, end.postgres),
+    redisMs: between(start.redis, end.redis),
+  };
+}
+
+/** The order of the measured phases after the warm-up: drift in the machine cancels out. */
+const ORDER: Array<Phase['mode']> = ['without', 'with', 'with', 'without'];
+
+/**
+ * CPU a phase set adds per forwarded event: the `with` phases' CPU per
+ * message less the `without` phases', times the messages per event.
+ */
+function addedPerEvent(phases: Phase[], field: keyof Phase): number {
+  const sum = (mode: Phase['mode'], key: keyof Phase) =>
+    phases.filter((p) => p.mode === mode).reduce((total, p) => total + Number(p[key]), 0);
+  const perMessageWith = sum('with', field) / sum('with', 'messages');
+  const perMessageWithout = sum('without', field) / sum('without', 'messages');
+  return ((perMessageWith - perMessageWithout) * sum('with', 'messages')) / sum('with', 'events');
+}
+
+async function subscribe(api: ServiceProcess, token: string, url: string): Promise<string> {
+  const answer = await fetch(`${api.url}/admin/event-subscriptions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ url, event_types: EVENT_TYPES }),
+  });
+  if (answer.status !== 201) throw new Error(`subscription refused: ${await answer.text()}`);
+  return ((await answer.json()) as { id: string }).id;
+}
+
+async function unsubscribe(api: ServiceProcess, token: string, id: string): Promise<void> {
+  const answer = await fetch(`${api.url}/admin/event-subscriptions/${id}`, {
+    method: 'DELETE',
+    headers: { authorization: `Bearer ${token}` },
+  });
+  if (!answer.ok) throw new Error(`subscription not deleted: ${answer.status}`);
+}
+
+function quantile(values: number[], q: number): number {
+  const ordered = [...values].sort((a, b) => a - b);
+  return ordered[Math.min(ordered.length - 1, Math.floor(q * ordered.length))] ?? NaN;
+}
+
+/**
+ * The cost of forwarding events, measured as the issue asks: an api and a
+ * worker process (agent off: each inbound message gives exactly one
+ * `message.received`) take `rate` webhook deliveries a second in phases of
+ * `seconds`, alternately without a subscription and with a client subscribed
+ * to every event type (without, with, with, without, after a warm-up); the
+ * CPU forwarding adds per event is the difference, for the worker and for
+ * PostgreSQL (its processes alive at both ends of a phase). Beside it, in the
+ * same invocation: the bare forwarder (bench/baselines/forwarder.ts) POSTing
+ * as many events at the same rate, and the bare durable outbox
+ * (bench/baselines/outbox.ts) on the same PostgreSQL, in the same phases.
+ */
+export async function benchEventsCost(
+  rate: number,
+  seconds: number,
+  latencyRate: number,
+): Promise<Comparison[]> {
+  const db = await TestDatabase.create();
+  const platform = await startZeroLatencyPlatform();
+  const receiver = await EventReceiver.start({ record: false });
+  /** The service's events (the baselines POST to the same receiver later): ids, and the messages'. */
+  const eventIds = new Set<string>();
+  const wamids = new Set<string>();
+  let duplicates = 0;
+  let received = 0;
+  let counting = true;
+  let sample: string | undefined;
+  /** Per wamid, when the webhook acknowledged it and when its message.received arrived. */
+  const acked = new Map<string, number>();
+  const arrived = new Map<string, number>();
+  /** From each message.received's creation (its message stored) to its receipt. */
+  const sending = new Map<string, number>();
+  receiver.onEvent = ({ event, body }) => {
+    if (!counting) return;
+    if (eventIds.has(event.id)) duplicates++;
+    eventIds.add(event.id);
+    received++;
+    if (event.type !== 'message.received') return;
+    sample ??= body;
+    const wamid = (event.data.message as { wamid: string }).wamid;
+    wamids.add(wamid);
+    if (arrived.has(wamid)) return;
+    arrived.set(wamid, Date.now());
+    sending.set(wamid, Math.max(0, Date.now() - Date.parse(event.created_at)));
+  };
+  const env: Record<string, string> = {
+    ...serviceEnvironment(db, platform.url, ''),
+    EVENT_TARGET_ALLOWLIST: '127.0.0.1',
+    ...(process.env.BENCH_EVENT_POLL_MS ? { EVENT_POLL_MS: process.env.BENCH_EVENT_POLL_MS } : {}),
+  };
+  delete env.AGENT_MODULE_URL; // agent off: a message is one event, and nothing else runs
+  const processes: ServiceProcess[] = [];
+  try {
+    const api = await startService({ ...env, APP_ROLE: 'api', PORT: String(await freePort()) });
+    processes.push(api);
+    const worker = await startService({
+      ...env,
+      APP_ROLE: 'worker',
+      PORT: String(await freePort()),
+    });
+    processes.push(worker);
+    await connectInstance(api);
+    const token = await adminToken(api.url);
+    const traffic = deliveries();
+    const forwarded: string[] = [];
+    let stored = 0;
+    /** One phase: `phaseRate` deliveries/s for `phaseSeconds`, until each is stored (and forwarded). */
+    const phase = async (
+      mode: Phase['mode'],
+      phaseRate: number,
+      phaseSeconds: number,
+    ): Promise<Phase> => {
+      const subscription = mode === 'with' ? await subscribe(api, token, receiver.url) : null;
+      const receivedBefore = received;
+      const ids = new WeakMap<object, string>();
+      const sent: string[] = [];
+      const start = snapshot(worker, api);
+      await load(
+        api.url,
+        traffic.next,
+        { duration: phaseSeconds },
+        {
+          overallRate: phaseRate,
+          onRequest: (context, id) => ids.set(context, id),
+          onAck: (context) => {
+            const id = ids.get(context);
+            if (id === undefined) return;
+            acked.set(id, Date.now());
+            sent.push(id);
+          },
+        },
+      );
+      stored += sent.length;
+      await waitUntil(
+        async () => {
+          const [row] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM messages');
+          return row.n >= stored;
+        },
+        120_000,
+        100,
+      );
+      if (mode === 'with') {
+        forwarded.push(...sent);
+        await waitUntil(() => sent.every((id) => arrived.has(id)), 120_000, 20);
+      }
+      const end = snapshot(worker, api);
+      if (subscription) await unsubscribe(api, token, subscription);
+      return measure(mode, start, end, sent.length, received - receivedBefore);
+    };
+    await phase('with', rate, 5); // warm-up: connections, JIT, contacts created
+    const phases: Phase[] = [];
+    for (const mode of ORDER) phases.push(await phase(mode, rate, seconds));
+    // Latency at the higher rate: from each acknowledgement to its message.received.
+    const latencyPhase = await phase('with', latencyRate, seconds);
+    const latencies = forwarded
+      .slice(-latencyPhase.messages)
+      .map((id) => Math.max(0, arrived.get(id)! - acked.get(id)!));
+    const sendingLatencies = forwarded
+      .slice(-latencyPhase.messages)
+      .map((id) => sending.get(id) ?? 0);
+    const lost = forwarded.filter((id) => !wamids.has(id)).length;
+    counting = false;
+
+    const forwarder = await bareForwarder(receiver.url, sample ?? '{}', rate, seconds);
+    const outbox = await bareOutbox(db, receiver.url, rate, seconds);
+
+    const workerPer1000 = addedPerEvent(phases, 'workerMs') * 1000;
+    const postgresPerEvent = addedPerEvent(phases, 'postgresMs');
+    const outboxPerEvent = addedPerEvent(outbox, 'postgresMs');
+    const figures = (p: Phase) =>
+      `${p.mode} ${p.messages} msgs ${p.events} events: worker ${Math.round(p.workerMs)} ms, PostgreSQL ${Math.round(p.postgresMs)} ms`;
+    const latency = {
+      name: `event delivery latency at ${latencyRate} messages/s (agent off, api + worker process): webhook acknowledgement → client receipt of its message.received`,
+      unit: 'ms p99',
+      service: quantile(latencies, 0.99),
+      baseline: 1000,
+      ratio: 1000 / Math.max(1, quantile(latencies, 0.99)),
+      details: {
+        'p50 / p90 / p99 / max ms': [0.5, 0.9, 0.99, 1]
+          .map((q) => quantile(latencies, q))
+          .join(' / '),
+        'of which from the event written to its receipt, p50 / p99 ms': `${quantile(sendingLatencies, 0.5)} / ${quantile(sendingLatencies, 0.99)}`,
+        'events forwarded in all phases / lost / duplicated': `${forwarded.length} / ${lost} / ${duplicates}`,
+        goal: 'p99 ≤ 1000 ms, 0 lost, 0 duplicated (the "baseline" column is the goal)',
+      },
+    };
+    return [
+      {
+        name: `event forwarding, worker CPU per 1,000 events at ${rate} messages/s (agent off), beside a bare forwarder at the same rate`,
+        unit: 'ms CPU',
+        service: Math.round(workerPer1000),
+        baseline: Math.round(forwarder.perThousand),
+        ratio: forwarder.perThousand / workerPer1000,
+        details: {
+          '× the bare forwarder': (workerPer1000 / forwarder.perThousand).toFixed(2),
+          goal: '≤ 2× the bare forwarder (ratio ≥ 0.50)',
+          'bare forwarder per 1,000 events, paced / 64 at a time ms': forwarder.runs,
+          'api CPU added per 1,000 events ms': Math.round(addedPerEvent(phases, 'apiMs') * 1000),
+          phases: phases.map(figures).join('; '),
+        },
+      },
+      {
+        name: `event forwarding, PostgreSQL CPU per event at ${rate} messages/s (agent off), beside a bare durable outbox`,
+        unit: 'µs CPU',
+        service: Math.round(postgresPerEvent * 1000),
+        baseline: Math.round(outboxPerEvent * 1000),
+        ratio: outboxPerEvent / postgresPerEvent,
+        details: {
+          '× the bare outbox': (postgresPerEvent / outboxPerEvent).toFixed(2),
+          goal: '≤ 2× the bare outbox (ratio ≥ 0.50)',
+          'Redis CPU added per event µs': Math.round(addedPerEvent(phases, 'redisMs') * 1000),
+          phases: phases.map(figures).join('; '),
+          'bare outbox phases': outbox.map(figures).join('; '),
+        },
+      },
+      latency,
+    ];
+  } finally {
+    await Promise.all(processes.map((p) => p.stop()));
+    await receiver.stop();
+    await platform.close();
+    await db.drop();
+  }
+}
+
+/** Runs a baseline script to its end; the numbers of its `done … cpu …` line. */
+async function runBaseline(
+  script: string,
+  env: Record<string, string>,
+): Promise<{ done: number; cpu: number }> {
+  const child = spawn(process.execPath, [`dist-tools/bench/baselines/${script}.js`], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  const match = /done ([\d.]+) cpu ([\d.]+)/.exec(output);
+  if (code !== 0 || !match) throw new Error(`the baseline ${script} exited with ${code}`);
+  return { done: Number(match[1]), cpu: Number(match[2]) };
+}
+
+/**
+ * The bare forwarder's CPU per 1,000 events: POSTing as many events as a
+ * phase forwards, paced at `rate` and then 64 at a time (each POST costs less
+ * when many go together); the cheaper of the two is the baseline.
+ */
+async function bareForwarder(url: string, body: string, rate: number, seconds: number) {
+  const count = rate * seconds;
+  const runs: number[] = [];
+  for (const paced of [true, false]) {
+    const { cpu } = await runBaseline('forwarder', {
+      URL: url,
+      COUNT: String(count),
+      CONCURRENCY: '64',
+      ...(paced ? { RATE: String(rate) } : {}),
+      BODY: body,
+      SECRET: newSigningSecret(),
+    });
+    runs.push(Math.round((cpu / count) * 1000));
+  }
+  return { perThousand: Math.min(...runs), runs: runs.join(' / ') };
+}
+
+/** The bare outbox's phases (a warm-up, then without, with, with, without) on the same PostgreSQL. */
+async function bareOutbox(
+  db: TestDatabase,
+  url: string,
+  rate: number,
+  seconds: number,
+): Promise<Phase[]> {
+  const child = spawn(process.execPath, ['dist-tools/bench/baselines/outbox.js'], {
+    env: {
+      PATH: process.env.PATH,
+      DATABASE_URL: db.url,
+      URL: url,
+      RATE: String(rate),
+      SECRET: newSigningSecret(),
+    },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const next = async (): Promise<string> => {
+    const line = await lines.next();
+    if (line.done) throw new Error('the bare outbox exited');
+    return line.value;
+  };
+  try {
+    if ((await next()) !== 'ready') throw new Error('the bare outbox did not start');
+    const run = async (mode: Phase['mode'], phaseSeconds: number) => {
+      const start = snapshot();
+      child.stdin.write(`${mode} ${phaseSeconds}\n`);
+      const match = /done (\d+) cpu ([\d.]+)/.exec(await next());
+      if (!match) throw new Error('the bare outbox did not finish a phase');
+      const messages = Number(match[1]);
+      return measure(mode, start, snapshot(), messages, mode === 'with' ? messages : 0);
+    };
+    await run('with', 5); // warm-up: its connections open and stay
+    const phases: Phase[] = [];
+    for (const mode of ORDER) phases.push(await run(mode, seconds));
+    return phases;
+  } finally {
+    child.stdin.end();
+    await once(child, 'exit');
+  }
+}
