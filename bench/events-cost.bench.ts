@@ -2,6 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { EventReceiver } from '../simulator/event-receiver.js';
 import { newSigningSecret } from '../src/events/event-signature.js';
 import { EVENT_TYPES } from '../src/events/event.types.js';
@@ -13,6 +14,7 @@ import {
   deliveries,
   load,
   serviceEnvironment,
+  transactions,
   type Comparison,
 } from './webhook.bench.js';
 
@@ -53,11 +55,26 @@ interface Snapshot {
   redis: Map<number, number>;
 }
 
-function snapshot(worker?: ServiceProcess, api?: ServiceProcess): Snapshot {
+/**
+ * The CPU so far of the service's processes, of PostgreSQL's (its own
+ * processes and the backends of the bench's database: the backends of other
+ * databases, other people's tests, are left out) and of Redis.
+ */
+async function snapshot(
+  db: TestDatabase,
+  worker?: ServiceProcess,
+  api?: ServiceProcess,
+): Promise<Snapshot> {
+  const others = await db.query<{ pid: number }>(
+    `SELECT pid FROM pg_stat_activity
+     WHERE backend_type = 'client backend' AND datname IS DISTINCT FROM current_database()`,
+  );
+  const postgres = processesNamed('postgres');
+  for (const { pid } of others) postgres.delete(pid);
   return {
     worker: worker ? (cpuMs(worker.pid) ?? 0) : 0,
     api: api ? (cpuMs(api.pid) ?? 0) : 0,
-    postgres: processesNamed('postgres'),
+    postgres,
     redis: processesNamed('redis-server'),
   };
 }
@@ -72,10 +89,27 @@ function between(start: Map<number, number>, end: Map<number, number>): number {
   return total;
 }
 
+/** Rows written so far per table of the service's database: `table` → [inserted, updated (HOT), deleted]. */
+async function rowsWritten(db: TestDatabase): Promise<Map<string, number[]>> {
+  const stats = await db.query<{
+    relname: string;
+    ins: number;
+    upd: number;
+    hot: number;
+    del: number;
+  }>(
+    `SELECT relname, n_tup_ins::int AS ins, n_tup_upd::int AS upd, n_tup_hot_upd::int AS hot,
+       n_tup_del::int AS del FROM pg_stat_user_tables`,
+  );
+  return new Map(stats.map((t) => [t.relname, [t.ins, t.upd, t.hot, t.del]]));
+}
+
 interface Phase {
   mode: 'with' | 'without';
   messages: number;
   events: number;
+  /** PostgreSQL transactions in the service's database. */
+  transactions: number;
   workerMs: number;
   apiMs: number;
   postgresMs: number;
@@ -88,11 +122,13 @@ function measure(
   end: Snapshot,
   messages: number,
   events: number,
+  transactions = 0,
 ): Phase {
   return {
     mode,
     messages,
     events,
+    transactions,
     workerMs: end.worker - start.worker,
     apiMs: end.api - start.api,
     postgresMs: between(start.postgres, end.postgres),
@@ -186,7 +222,6 @@ export async function benchEventsCost(
   const env: Record<string, string> = {
     ...serviceEnvironment(db, platform.url, ''),
     EVENT_TARGET_ALLOWLIST: '127.0.0.1',
-    ...(process.env.BENCH_EVENT_POLL_MS ? { EVENT_POLL_MS: process.env.BENCH_EVENT_POLL_MS } : {}),
   };
   delete env.AGENT_MODULE_URL; // agent off: a message is one event, and nothing else runs
   const processes: ServiceProcess[] = [];
@@ -214,7 +249,8 @@ export async function benchEventsCost(
       const receivedBefore = received;
       const ids = new WeakMap<object, string>();
       const sent: string[] = [];
-      const start = snapshot(worker, api);
+      const transactionsBefore = await transactions(db);
+      const start = await snapshot(db, worker, api);
       await load(
         api.url,
         traffic.next,
@@ -243,11 +279,13 @@ export async function benchEventsCost(
         forwarded.push(...sent);
         await waitUntil(() => sent.every((id) => arrived.has(id)), 120_000, 20);
       }
-      const end = snapshot(worker, api);
+      const end = await snapshot(db, worker, api);
       if (subscription) await unsubscribe(api, token, subscription);
-      return measure(mode, start, end, sent.length, received - receivedBefore);
+      const committed = (await transactions(db)) - transactionsBefore;
+      return measure(mode, start, end, sent.length, received - receivedBefore, committed);
     };
     await phase('with', rate, 5); // warm-up: connections, JIT, contacts created
+    const writtenBefore = await rowsWritten(db);
     const phases: Phase[] = [];
     for (const mode of ORDER) phases.push(await phase(mode, rate, seconds));
     // Latency at the higher rate: from each acknowledgement to its message.received.
@@ -260,6 +298,18 @@ export async function benchEventsCost(
       .map((id) => sending.get(id) ?? 0);
     const lost = forwarded.filter((id) => !wamids.has(id)).length;
     counting = false;
+    // Idle backends report their statistics within 10 s.
+    await sleep(11_000);
+    const writtenAfter = await rowsWritten(db);
+    const perEvent = (table: string) => {
+      const [ins, upd, hot, del] = (writtenAfter.get(table) ?? [0, 0, 0, 0]).map(
+        (n, i) => (n - (writtenBefore.get(table)?.[i] ?? 0)) / forwarded.length,
+      );
+      return `${table} ${ins.toFixed(2)} / ${upd.toFixed(2)} (${hot.toFixed(2)}) / ${del.toFixed(2)}`;
+    };
+    const eventRows = ['events', 'event_deliveries', 'event_lanes', 'event_subscriptions']
+      .map(perEvent)
+      .join('; ');
 
     const forwarder = await bareForwarder(receiver.url, sample ?? '{}', rate, seconds);
     const outbox = await bareOutbox(db, receiver.url, rate, seconds);
@@ -308,6 +358,10 @@ export async function benchEventsCost(
         details: {
           '× the bare outbox': (postgresPerEvent / outboxPerEvent).toFixed(2),
           goal: '≤ 2× the bare outbox (ratio ≥ 0.50)',
+          'PostgreSQL transactions added per event': addedPerEvent(phases, 'transactions').toFixed(
+            2,
+          ),
+          'rows written per event, inserted / updated (HOT) / deleted': eventRows,
           'Redis CPU added per event µs': Math.round(addedPerEvent(phases, 'redisMs') * 1000),
           phases: phases.map(figures).join('; '),
           'bare outbox phases': outbox.map(figures).join('; '),
@@ -388,12 +442,12 @@ async function bareOutbox(
   try {
     if ((await next()) !== 'ready') throw new Error('the bare outbox did not start');
     const run = async (mode: Phase['mode'], phaseSeconds: number) => {
-      const start = snapshot();
+      const start = await snapshot(db);
       child.stdin.write(`${mode} ${phaseSeconds}\n`);
       const match = /done (\d+) cpu ([\d.]+)/.exec(await next());
       if (!match) throw new Error('the bare outbox did not finish a phase');
       const messages = Number(match[1]);
-      return measure(mode, start, snapshot(), messages, mode === 'with' ? messages : 0);
+      return measure(mode, start, await snapshot(db), messages, mode === 'with' ? messages : 0);
     };
     await run('with', 5); // warm-up: its connections open and stay
     const phases: Phase[] = [];

@@ -30,7 +30,8 @@ $$`,
   ),
 
   // The rare writers (template, turn, instance, handoff) are filtered here; the message
-  // triggers (the hot path) ask mc_event_wanted before building an event.
+  // triggers (the hot path) test the same as a join before building an event (a call of
+  // this function per row cost as much as the event's JSON).
   sqlFunction(
     'mc_event_unwanted',
     `

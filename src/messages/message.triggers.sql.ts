@@ -65,7 +65,9 @@ BEGIN
                                     WHEN m.type = 'unknown' THEN 'message.status'
                                     ELSE 'message.sent' END AS type) t
     LEFT JOIN contacts c ON c.id = m.contact_id
-    WHERE mc_event_wanted(m.instance_id, t.type)
+    WHERE EXISTS (SELECT 1 FROM event_subscriptions s
+                  WHERE (s.instance_id IS NULL OR s.instance_id = m.instance_id)
+                    AND t.type = ANY (s.event_types))
     ORDER BY m.seq;
   END IF;
   RETURN NULL;
@@ -110,7 +112,9 @@ BEGIN
       UNION ALL
       SELECT 'message.status', 2 WHERE o.status IS DISTINCT FROM n.status) e
     LEFT JOIN contacts c ON c.id = n.contact_id
-    WHERE mc_event_wanted(n.instance_id, e.type)
+    WHERE EXISTS (SELECT 1 FROM event_subscriptions s
+                  WHERE (s.instance_id IS NULL OR s.instance_id = n.instance_id)
+                    AND e.type = ANY (s.event_types))
     ORDER BY n.seq, e.rank;
   END IF;
   RETURN NULL;

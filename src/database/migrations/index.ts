@@ -12,6 +12,7 @@ import { EventsWhenWanted1764700000000 } from './1764700000000-events-when-wante
 import { ConversationPositions1764800000000 } from './1764800000000-conversation-positions.js';
 import { ConversationIndexes1764860000000 } from './1764860000000-conversation-indexes.js';
 import { CurrentSql1795634419494 } from './1795634419494-current-sql.js';
+import { EventsWantedAsJoin1795640038616 } from './1795640038616-events-wanted-as-join.js';
 
 /**
  * Every migration, oldest first (`npm run sql:migration` appends the ones it writes).
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   ConversationPositions1764800000000,
   ConversationIndexes1764860000000,
   CurrentSql1795634419494,
+  EventsWantedAsJoin1795640038616,
 ];

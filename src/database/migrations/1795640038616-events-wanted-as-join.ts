@@ -1,0 +1,35 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * The message triggers test whether an event is wanted as a join, not by a function call
+ * per row
+ *
+ * Written by `npm run sql:migration` from the current definitions (src/schema.ts):
+ * - function mc_messages_inserted(): changed
+ * - function mc_messages_updated(): changed
+ */
+export class EventsWantedAsJoin1795640038616 implements MigrationInterface {
+  name = 'EventsWantedAsJoin1795640038616';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    for (const statement of UP) await queryRunner.query(statement);
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    for (const statement of DOWN) await queryRunner.query(statement);
+  }
+}
+
+const UP = [
+  'SET LOCAL check_function_bodies = off',
+  "SET LOCAL lock_timeout = '5s'",
+  "CREATE OR REPLACE FUNCTION mc_messages_inserted() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  PERFORM mc_lock_contacts(ARRAY(\n    SELECT contact_id FROM added\n    WHERE direction = 'outbound' AND contact_id IS NOT NULL AND type <> 'unknown'));\n  UPDATE contacts c SET last_outbound_at = GREATEST(c.last_outbound_at, o.at)\n  FROM (SELECT contact_id, max(created_at) AS at FROM added\n        WHERE direction = 'outbound' AND contact_id IS NOT NULL AND type <> 'unknown'\n        GROUP BY contact_id) o\n  WHERE c.id = o.contact_id;\n  IF EXISTS (SELECT 1 FROM event_subscriptions) THEN\n    INSERT INTO events (type, instance_id, lane, data)\n    SELECT t.type, m.instance_id, mc_message_lane(m),\n      mc_message_event(m, c) || CASE\n        WHEN m.direction = 'inbound' THEN '{}'::jsonb\n        WHEN m.type = 'unknown' THEN jsonb_build_object('status', m.status, 'previous_status', NULL)\n        ELSE jsonb_build_object('sent_by', COALESCE(m.sent_by, 'api')) END\n    FROM added m\n    CROSS JOIN LATERAL (SELECT CASE WHEN m.direction = 'inbound' THEN 'message.received'\n                                    WHEN m.type = 'unknown' THEN 'message.status'\n                                    ELSE 'message.sent' END AS type) t\n    LEFT JOIN contacts c ON c.id = m.contact_id\n    WHERE EXISTS (SELECT 1 FROM event_subscriptions s\n                  WHERE (s.instance_id IS NULL OR s.instance_id = m.instance_id)\n                    AND t.type = ANY (s.event_types))\n    ORDER BY m.seq;\n  END IF;\n  RETURN NULL;\nEND $$",
+  "CREATE OR REPLACE FUNCTION mc_messages_updated() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  PERFORM mc_lock_contacts(ARRAY(\n    SELECT n.contact_id FROM after_rows n JOIN before_rows o ON o.id = n.id\n    WHERE o.type = 'unknown' AND n.type <> 'unknown' AND n.contact_id IS NOT NULL));\n  UPDATE contacts c SET last_outbound_at = GREATEST(c.last_outbound_at, s.at)\n  FROM (SELECT n.contact_id, max(n.created_at) AS at\n        FROM after_rows n JOIN before_rows o ON o.id = n.id\n        WHERE o.type = 'unknown' AND n.type <> 'unknown' AND n.contact_id IS NOT NULL\n        GROUP BY n.contact_id) s\n  WHERE c.id = s.contact_id;\n  IF EXISTS (SELECT 1 FROM event_subscriptions) THEN\n    INSERT INTO events (type, instance_id, lane, data)\n    SELECT e.type, n.instance_id, mc_message_lane(n),\n      mc_message_event(n, c) || CASE e.type\n        WHEN 'message.sent' THEN jsonb_build_object('sent_by', COALESCE(n.sent_by, 'api'))\n        ELSE jsonb_build_object('status', n.status, 'previous_status', o.status) END\n    FROM after_rows n\n    JOIN before_rows o ON o.id = n.id\n    CROSS JOIN LATERAL (\n      SELECT 'message.sent' AS type, 1 AS rank WHERE o.type = 'unknown' AND n.type <> 'unknown'\n      UNION ALL\n      SELECT 'message.status', 2 WHERE o.status IS DISTINCT FROM n.status) e\n    LEFT JOIN contacts c ON c.id = n.contact_id\n    WHERE EXISTS (SELECT 1 FROM event_subscriptions s\n                  WHERE (s.instance_id IS NULL OR s.instance_id = n.instance_id)\n                    AND e.type = ANY (s.event_types))\n    ORDER BY n.seq, e.rank;\n  END IF;\n  RETURN NULL;\nEND $$",
+];
+
+const DOWN = [
+  'SET LOCAL check_function_bodies = off',
+  "SET LOCAL lock_timeout = '5s'",
+  "CREATE OR REPLACE FUNCTION mc_messages_inserted()\n RETURNS trigger\n LANGUAGE plpgsql\nAS $function$\nBEGIN\n  PERFORM mc_lock_contacts(ARRAY(\n    SELECT contact_id FROM added\n    WHERE direction = 'outbound' AND contact_id IS NOT NULL AND type <> 'unknown'));\n  UPDATE contacts c SET last_outbound_at = GREATEST(c.last_outbound_at, o.at)\n  FROM (SELECT contact_id, max(created_at) AS at FROM added\n        WHERE direction = 'outbound' AND contact_id IS NOT NULL AND type <> 'unknown'\n        GROUP BY contact_id) o\n  WHERE c.id = o.contact_id;\n  IF EXISTS (SELECT 1 FROM event_subscriptions) THEN\n    INSERT INTO events (type, instance_id, lane, data)\n    SELECT t.type, m.instance_id, mc_message_lane(m),\n      mc_message_event(m, c) || CASE\n        WHEN m.direction = 'inbound' THEN '{}'::jsonb\n        WHEN m.type = 'unknown' THEN jsonb_build_object('status', m.status, 'previous_status', NULL)\n        ELSE jsonb_build_object('sent_by', COALESCE(m.sent_by, 'api')) END\n    FROM added m\n    CROSS JOIN LATERAL (SELECT CASE WHEN m.direction = 'inbound' THEN 'message.received'\n                                    WHEN m.type = 'unknown' THEN 'message.status'\n                                    ELSE 'message.sent' END AS type) t\n    LEFT JOIN contacts c ON c.id = m.contact_id\n    WHERE mc_event_wanted(m.instance_id, t.type)\n    ORDER BY m.seq;\n  END IF;\n  RETURN NULL;\nEND $function$\n",
+  "CREATE OR REPLACE FUNCTION mc_messages_updated()\n RETURNS trigger\n LANGUAGE plpgsql\nAS $function$\nBEGIN\n  PERFORM mc_lock_contacts(ARRAY(\n    SELECT n.contact_id FROM after_rows n JOIN before_rows o ON o.id = n.id\n    WHERE o.type = 'unknown' AND n.type <> 'unknown' AND n.contact_id IS NOT NULL));\n  UPDATE contacts c SET last_outbound_at = GREATEST(c.last_outbound_at, s.at)\n  FROM (SELECT n.contact_id, max(n.created_at) AS at\n        FROM after_rows n JOIN before_rows o ON o.id = n.id\n        WHERE o.type = 'unknown' AND n.type <> 'unknown' AND n.contact_id IS NOT NULL\n        GROUP BY n.contact_id) s\n  WHERE c.id = s.contact_id;\n  IF EXISTS (SELECT 1 FROM event_subscriptions) THEN\n    INSERT INTO events (type, instance_id, lane, data)\n    SELECT e.type, n.instance_id, mc_message_lane(n),\n      mc_message_event(n, c) || CASE e.type\n        WHEN 'message.sent' THEN jsonb_build_object('sent_by', COALESCE(n.sent_by, 'api'))\n        ELSE jsonb_build_object('status', n.status, 'previous_status', o.status) END\n    FROM after_rows n\n    JOIN before_rows o ON o.id = n.id\n    CROSS JOIN LATERAL (\n      SELECT 'message.sent' AS type, 1 AS rank WHERE o.type = 'unknown' AND n.type <> 'unknown'\n      UNION ALL\n      SELECT 'message.status', 2 WHERE o.status IS DISTINCT FROM n.status) e\n    LEFT JOIN contacts c ON c.id = n.contact_id\n    WHERE mc_event_wanted(n.instance_id, e.type)\n    ORDER BY n.seq, e.rank;\n  END IF;\n  RETURN NULL;\nEND $function$\n",
+];
