@@ -16,8 +16,14 @@ export function webhookStreamKey(config: AppConfig, stream = WEBHOOK_STREAM): st
  * The acknowledging side of the webhook: one XADD per delivery on a
  * connection of its own. It fails fast (no offline queue, a 2 s command
  * timeout) so that a delivery is either written or refused with 503 in time
- * for the platform to deliver again; concurrent requests share round trips
- * (auto-pipelining).
+ * for the platform to deliver again.
+ *
+ * No auto-pipelining: it holds one batch in flight and queues the next
+ * behind it, and under load the requests waiting there (their bodies,
+ * commands and replies) outlived two young-generation collections: about
+ * 2 KB a request went to the old generation, a full collection (a 15–20 ms
+ * pause) came more than once a second at 7,000 deliveries/s and set the
+ * p99. Each XADD on its own promotes next to nothing.
  */
 @Injectable()
 export class DeliveryStream implements OnApplicationShutdown {
@@ -28,7 +34,7 @@ export class DeliveryStream implements OnApplicationShutdown {
     this.key = webhookStreamKey(config);
     this.redis = new Redis(config.REDIS_URL, {
       enableOfflineQueue: false,
-      enableAutoPipelining: true,
+      enableAutoPipelining: false,
       maxRetriesPerRequest: 1,
       connectTimeout: 2000,
       commandTimeout: 2000,
@@ -40,7 +46,8 @@ export class DeliveryStream implements OnApplicationShutdown {
     ]);
   }
 
-  async add(body: string, receivedAt: number): Promise<void> {
+  /** The body as received: a Buffer is written as it is, without a copy into a string. */
+  async add(body: Buffer | string, receivedAt: number): Promise<void> {
     await this.redis.xadd(this.key, '*', RECEIVED_FIELD, String(receivedAt), BODY_FIELD, body);
   }
 

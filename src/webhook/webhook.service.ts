@@ -45,7 +45,7 @@ export class WebhookService {
       // Bounded by the stream connection's 2 s command timeout, well within the
       // platform's 5 s. A write that lands after giving up is a duplicate
       // delivery, which de-duplication by wamid absorbs.
-      await this.deliveries.add(rawBody.toString('utf8'), Date.now());
+      await this.deliveries.add(rawBody, Date.now());
       this.metrics.webhookDeliveries.inc({ outcome: 'accepted' });
     } catch (error) {
       this.metrics.webhookDeliveries.inc({ outcome: 'unavailable' });
