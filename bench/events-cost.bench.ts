@@ -407,6 +407,8 @@ async function bareForwarder(url: string, body: string, rate: number, seconds: n
       URL: url,
       COUNT: String(count),
       CONCURRENCY: '64',
+      // Warm like the service, which forwarded a warm-up phase first.
+      WARMUP: String(Math.round(rate * 5)),
       ...(paced ? { RATE: String(rate) } : {}),
       BODY: body,
       SECRET: newSigningSecret(),

@@ -7,10 +7,11 @@ import { Agent, request } from 'node:http';
  * CONCURRENCY at a time on keep-alive connections, BODY being a real event's
  * body. No database, no ordering, no retries: what one POST per event costs
  * on this machine. With RATE, it starts RATE events a second (as a service
- * forwards a steady load) instead of as many as it can. Prints
- * `done <seconds> cpu <ms>`, the CPU being this process's from the first POST
- * to the last answer.
- * Env: URL, COUNT, CONCURRENCY, BODY, SECRET (whsec_…), RATE (optional).
+ * forwards a steady load) instead of as many as it can. With WARMUP, it first
+ * POSTs that many, CONCURRENCY at a time, unmeasured (the service is measured
+ * warm too). Prints `done <seconds> cpu <ms>`, the CPU being this process's
+ * from the first measured POST to the last answer.
+ * Env: URL, COUNT, CONCURRENCY, BODY, SECRET (whsec_…), RATE and WARMUP (optional).
  */
 const env = process.env as Record<string, string>;
 const count = Number(env.COUNT);
@@ -50,8 +51,8 @@ function post(): Promise<void> {
 }
 
 let started = 0;
-async function lane(): Promise<void> {
-  while (started < count) {
+async function lane(until: number): Promise<void> {
+  while (started < until) {
     started++;
     await post();
   }
@@ -77,10 +78,14 @@ async function paced(): Promise<void> {
   await Promise.all(inFlight);
 }
 
+const lanes = (until: number) =>
+  Promise.all(Array.from({ length: Number(env.CONCURRENCY) }, () => lane(until)));
+await lanes(Number(env.WARMUP ?? 0));
+started = 0;
 const cpu = process.cpuUsage();
 const begin = process.hrtime.bigint();
 if (rate > 0) await paced();
-else await Promise.all(Array.from({ length: Number(env.CONCURRENCY) }, lane));
+else await lanes(count);
 const used = process.cpuUsage(cpu);
 process.stdout.write(
   `done ${Number(process.hrtime.bigint() - begin) / 1e9} cpu ${(used.user + used.system) / 1000}\n`,
