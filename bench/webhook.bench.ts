@@ -145,6 +145,18 @@ export async function connectInstance(api: ServiceProcess): Promise<void> {
   });
 }
 
+/** What the acknowledgement must reach in each run (issue #28): its p99, and its rate against bare Fastify. */
+export const ACK_GOAL = { p99Ms: 25, ratio: 0.7 };
+
+/** The goal, and whether a run met it: `p99 ≤ 25 ms and ≥ 0.70 of bare: met (p99 21 ms, 0.84)`. */
+export function ackGoal(p99Ms: number, ratio: number): string {
+  const met = p99Ms <= ACK_GOAL.p99Ms && ratio >= ACK_GOAL.ratio;
+  return (
+    `p99 ≤ ${ACK_GOAL.p99Ms} ms and ≥ ${ACK_GOAL.ratio.toFixed(2)} of bare: ` +
+    `${met ? 'met' : 'missed'} (p99 ${p99Ms} ms, ${ratio.toFixed(2)})`
+  );
+}
+
 /** Webhook acknowledgements/s of an `api` process, beside a bare Fastify doing HMAC + parse + LPUSH. */
 export async function benchAck(durationSeconds: number): Promise<Comparison> {
   const db = await TestDatabase.create();
@@ -197,6 +209,7 @@ export async function benchAck(durationSeconds: number): Promise<Comparison> {
       ratio: serviceRate / baselineRate,
       details: {
         'service p50/p99 ms': `${service.result.latency.p50} / ${service.result.latency.p99}`,
+        goal: ackGoal(service.result.latency.p99, serviceRate / baselineRate),
         'baseline p50/p99 ms': `${baseline.latency.p50} / ${baseline.latency.p99}`,
         'service non-2xx': service.result.non2xx + service.result.errors,
         'service RSS MiB': service.memory.rssMiB,
