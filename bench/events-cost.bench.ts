@@ -228,11 +228,12 @@ export async function benchEventsCost(
   try {
     const api = await startService({ ...env, APP_ROLE: 'api', PORT: String(await freePort()) });
     processes.push(api);
-    const worker = await startService({
-      ...env,
-      APP_ROLE: 'worker',
-      PORT: String(await freePort()),
-    });
+    const worker = await startService(
+      { ...env, APP_ROLE: 'worker', PORT: String(await freePort()) },
+      process.env.BENCH_PROFILE === '1'
+        ? ['--cpu-prof', '--cpu-prof-dir=bench/results/profiles']
+        : [],
+    );
     processes.push(worker);
     await connectInstance(api);
     const token = await adminToken(api.url);

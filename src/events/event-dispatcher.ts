@@ -43,6 +43,14 @@ export class EventDispatcher implements OnApplicationBootstrap, BeforeApplicatio
   private readonly writer: BatchWriter<LaneResult>;
   private lanesInFlight = 0;
   private claiming = false;
+  /**
+   * Whether lanes may be due that no claim has looked for: events committed
+   * here since the last claim began (a wake), the poll's tick (other
+   * processes' events), a claim that took all the room it had, or a released
+   * lane that still holds deliveries. A lane's end alone does not claim: at a
+   * steady load most such claims found nothing, a statement each.
+   */
+  private mayHaveWork = true;
   private stopped = true;
   private poller?: NodeJS.Timeout;
   private pruner?: NodeJS.Timeout;
@@ -59,6 +67,7 @@ export class EventDispatcher implements OnApplicationBootstrap, BeforeApplicatio
     // Woken once per event-loop turn at most, however many batches committed in it.
     let woken = false;
     wake.listen(() => {
+      this.mayHaveWork = true;
       if (woken) return;
       woken = true;
       setImmediate(() => {
@@ -73,7 +82,10 @@ export class EventDispatcher implements OnApplicationBootstrap, BeforeApplicatio
   onApplicationBootstrap(): void {
     this.stopped = false;
     this.metrics.setEventReader(() => this.store.oldestPending());
-    this.poller = setInterval(() => this.fill(), this.config.EVENT_POLL_MS);
+    this.poller = setInterval(() => {
+      this.mayHaveWork = true;
+      this.fill();
+    }, this.config.EVENT_POLL_MS);
     this.pruner = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
     this.poller.unref();
     this.pruner.unref();
@@ -92,22 +104,27 @@ export class EventDispatcher implements OnApplicationBootstrap, BeforeApplicatio
     ]);
   }
 
-  /** Leases due lanes while there is room. */
+  /** Leases due lanes while there is room and there may be some. */
   private fill(): void {
-    if (this.stopped || this.claiming) return;
+    if (this.stopped || this.claiming || !this.mayHaveWork) return;
     const room = this.config.EVENT_CONCURRENCY - this.lanesInFlight;
     // Lanes are claimed in batches (one round trip for many) unless none is in flight.
     if (room <= 0 || (this.lanesInFlight > 0 && room < this.claimBatch)) return;
     this.claiming = true;
+    this.mayHaveWork = false;
     this.store
       .claim(this.owner, room, PER_LANE, this.config.EVENT_LEASE_S)
       .then(
         (claimed) => {
-          for (const lane of lanes(claimed)) this.start(lane);
-          return claimed.length > 0;
+          const taken = lanes(claimed);
+          // All the room taken: more lanes may be due.
+          if (taken.length >= room) this.mayHaveWork = true;
+          for (const lane of taken) this.start(lane);
+          return true;
         },
         (error: unknown) => {
           this.logger.warn({ err: (error as Error).message }, 'event lanes not claimed');
+          this.mayHaveWork = true; // the poll tries again
           return false;
         },
       )
@@ -115,8 +132,8 @@ export class EventDispatcher implements OnApplicationBootstrap, BeforeApplicatio
         this.claiming = false;
       })
       .then(
-        (claimedAny) => {
-          if (claimedAny) this.fill();
+        (claimed) => {
+          if (claimed) this.fill();
         },
         () => undefined,
       );
@@ -221,7 +238,11 @@ export class EventDispatcher implements OnApplicationBootstrap, BeforeApplicatio
       }
     }
     for (const id of healthy) failing.delete(id);
-    await this.store.finish(results, [...healthy]);
+    const unfinished = await this.store.finish(results, [...healthy]);
+    if (unfinished > 0) {
+      this.mayHaveWork = true;
+      this.fill();
+    }
     if (failing.size === 0 && gone.size === 0) return;
     const disabled = await this.store.markFailing(
       [...failing],

@@ -200,11 +200,13 @@ export class EventStore {
    * worker has taken meanwhile is left to it; attempts on deliveries no longer
    * pending are not recorded twice. The lanes are locked in the one order
    * (database/lock-order.ts): a message stored meanwhile (its events fan out
-   * to the same lanes) then waits instead of deadlocking.
+   * to the same lanes) then waits instead of deadlocking. How many of the
+   * released lanes still hold deliveries besides those just attempted: events
+   * that came while they were leased, which no claim could take.
    */
-  async finish(results: LaneResult[], healthy: string[]): Promise<void> {
+  async finish(results: LaneResult[], healthy: string[]): Promise<number> {
     const attempts = results.flatMap((lane) => lane.attempts);
-    await prepared(
+    const released = await prepared<{ subscription_id: string; lane: string; pending: number }>(
       this.db,
       'event_lanes_finish',
       `WITH attempted AS (
@@ -233,7 +235,8 @@ export class EventStore {
          next_attempt_at = CASE WHEN l.next_attempt_at = 'infinity' THEN l.next_attempt_at
                                 ELSE r.next_attempt_at END
        FROM released r
-       WHERE l.subscription_id = r.subscription_id AND l.lane = r.lane`,
+       WHERE l.subscription_id = r.subscription_id AND l.lane = r.lane
+       RETURNING l.subscription_id, l.lane, l.pending`,
       [
         attempts.map((a) => a.seq),
         attempts.map((a) => a.state),
@@ -249,6 +252,16 @@ export class EventStore {
         healthy,
       ],
     );
+    // The counters move when the statement ends: `pending` still counts what was attempted.
+    const settled = new Map(
+      results.map((lane) => [
+        `${lane.subscriptionId} ${lane.lane}`,
+        lane.attempts.filter((attempt) => attempt.state !== 'pending').length,
+      ]),
+    );
+    return released.filter(
+      (lane) => lane.pending > (settled.get(`${lane.subscription_id} ${lane.lane}`) ?? 0),
+    ).length;
   }
 
   /**

@@ -325,6 +325,26 @@ describe('EventStore', () => {
       expect(await lanes(subscriptionId)).toEqual([]);
     });
 
+    it('tells how many released lanes still hold deliveries: events that came while they were leased', async () => {
+      const { instanceId, subscriptionId, lane: l, owner, claimed } = await leased(1);
+      const result: LaneResult = {
+        subscriptionId,
+        lane: l,
+        owner,
+        attempts: [delivered(claimed[0].seq)],
+        nextAttemptAt: new Date(),
+      };
+      // An event of the lane stored while it is leased: no claim can take it yet.
+      await addEvents(instanceId, 'message.received', [l]);
+      expect(await events.claim(randomUUID(), 10, 10, 60)).toEqual([]);
+      expect(await events.finish([result], [])).toBe(1);
+
+      const again = await events.claim(owner, 10, 10, 60);
+      expect(again).toHaveLength(1);
+      expect(await events.finish([{ ...result, attempts: [delivered(again[0].seq)] }], [])).toBe(0);
+      expect(await lanes(subscriptionId)).toEqual([]);
+    });
+
     it('keeps a failed head pending until its next attempt, the lane not due before', async () => {
       const { subscriptionId, lane: l, owner, claimed } = await leased(2);
       const later = new Date(Date.now() + 3_600_000);
