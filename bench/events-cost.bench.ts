@@ -136,19 +136,38 @@ function measure(
   };
 }
 
-/** The order of the measured phases after the warm-up: drift in the machine cancels out. */
-const ORDER: Array<Phase['mode']> = ['without', 'with', 'with', 'without'];
+/**
+ * The order of the measured phases after the warm-up, twice: drift in the
+ * machine cancels out, and a phase another job disturbed is outvoted.
+ */
+const ORDER: Array<Phase['mode']> = [
+  'without',
+  'with',
+  'with',
+  'without',
+  'without',
+  'with',
+  'with',
+  'without',
+];
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
 
 /**
- * CPU a phase set adds per forwarded event: the `with` phases' CPU per
- * message less the `without` phases', times the messages per event.
+ * CPU forwarding adds per event: the median `with` phase's CPU per message
+ * less the median `without` phase's, times the messages per event.
  */
 function addedPerEvent(phases: Phase[], field: keyof Phase): number {
-  const sum = (mode: Phase['mode'], key: keyof Phase) =>
-    phases.filter((p) => p.mode === mode).reduce((total, p) => total + Number(p[key]), 0);
-  const perMessageWith = sum('with', field) / sum('with', 'messages');
-  const perMessageWithout = sum('without', field) / sum('without', 'messages');
-  return ((perMessageWith - perMessageWithout) * sum('with', 'messages')) / sum('with', 'events');
+  const perMessage = (mode: Phase['mode']) =>
+    median(phases.filter((p) => p.mode === mode).map((p) => Number(p[field]) / p.messages));
+  const withEvents = phases.filter((p) => p.mode === 'with');
+  const messagesPerEvent =
+    withEvents.reduce((n, p) => n + p.messages, 0) / withEvents.reduce((n, p) => n + p.events, 0);
+  return (perMessage('with') - perMessage('without')) * messagesPerEvent;
 }
 
 async function subscribe(api: ServiceProcess, token: string, url: string): Promise<string> {
@@ -179,7 +198,7 @@ function quantile(values: number[], q: number): number {
  * worker process (agent off: each inbound message gives exactly one
  * `message.received`) take `rate` webhook deliveries a second in phases of
  * `seconds`, alternately without a subscription and with a client subscribed
- * to every event type (without, with, with, without, after a warm-up); the
+ * to every event type (without, with, with, without, twice, after a warm-up); the
  * CPU forwarding adds per event is the difference, for the worker and for
  * PostgreSQL (its processes alive at both ends of a phase). Beside it, in the
  * same invocation: the bare forwarder (bench/baselines/forwarder.ts) POSTing
@@ -419,7 +438,7 @@ async function bareForwarder(url: string, body: string, rate: number, seconds: n
   return { perThousand: Math.min(...runs), runs: runs.join(' / ') };
 }
 
-/** The bare outbox's phases (a warm-up, then without, with, with, without) on the same PostgreSQL. */
+/** The bare outbox's phases (a warm-up, then those of ORDER) on the same PostgreSQL. */
 async function bareOutbox(
   db: TestDatabase,
   url: string,

@@ -20,7 +20,20 @@ const agent = new Agent({ keepAlive: true });
 const key = createSecretKey(Buffer.from(env.SECRET.slice('whsec_'.length), 'base64'));
 const target = new URL(env.URL);
 
-function post(): Promise<void> {
+/**
+ * One event; sent again, once, on a keep-alive connection the receiver closed
+ * as it was reused (its idle timeout), as any forwarder would.
+ */
+async function post(): Promise<void> {
+  try {
+    await postOnce();
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'ECONNRESET') throw error;
+    await postOnce();
+  }
+}
+
+function postOnce(): Promise<void> {
   return new Promise((resolve, reject) => {
     const id = randomUUID();
     const timestamp = Math.floor(Date.now() / 1000);
