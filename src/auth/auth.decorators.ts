@@ -1,4 +1,5 @@
-import { applyDecorators, SetMetadata } from '@nestjs/common';
+import { applyDecorators, SetMetadata, type ExecutionContext } from '@nestjs/common';
+import type { Reflector } from '@nestjs/core';
 import { ApiBearerAuth, ApiSecurity } from '@nestjs/swagger';
 
 export const AUTH_KIND_KEY = 'auth-kind';
@@ -32,3 +33,28 @@ export const INSTANCE_FROM_FORM_KEY = 'instance-from-form';
  * only, and the handler resolves the instance from the form's instance_id.
  */
 export const InstanceFromForm = (): MethodDecorator => SetMetadata(INSTANCE_FROM_FORM_KEY, true);
+
+/** Each route's kind, by handler and class: decorators are fixed once the classes are defined. */
+const kinds = new WeakMap<object, WeakMap<object, AuthKind | null>>();
+
+/**
+ * Who may call the route a request is for (its handler's @Public, @AdminAuth
+ * or @ApiKeyAuth over its class's), looked up once per route rather than
+ * through the metadata on every request; undefined: it declares none.
+ */
+export function routeAuthKind(
+  reflector: Reflector,
+  context: ExecutionContext,
+): AuthKind | undefined {
+  const handler = context.getHandler();
+  const type = context.getClass();
+  let byClass = kinds.get(handler);
+  if (!byClass) kinds.set(handler, (byClass = new WeakMap()));
+  let kind = byClass.get(type);
+  if (kind === undefined) {
+    kind =
+      reflector.getAllAndOverride<AuthKind | undefined>(AUTH_KIND_KEY, [handler, type]) ?? null;
+    byClass.set(type, kind);
+  }
+  return kind ?? undefined;
+}

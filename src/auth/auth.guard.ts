@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { AuthGuard as PassportAuthGuard } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
 import { AppException } from '../common/app.exception.js';
-import { AUTH_KIND_KEY, INSTANCE_FROM_FORM_KEY, type AuthKind } from './auth.decorators.js';
+import { INSTANCE_FROM_FORM_KEY, routeAuthKind } from './auth.decorators.js';
 import { AppConfig } from '../config/app-config.js';
 import { RateLimiter } from '../redis/rate-limiter.js';
 import { ApiKeysService } from './api-keys.service.js';
@@ -51,10 +51,7 @@ export class AuthGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const kind = this.reflector.getAllAndOverride<AuthKind | undefined>(AUTH_KIND_KEY, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
+    const kind = routeAuthKind(this.reflector, context);
     if (kind === 'public') return true;
     if (kind === 'admin') return (await this.jwtGuard.canActivate(context)) as boolean;
     if (kind === 'api_key') {
