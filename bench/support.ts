@@ -51,6 +51,8 @@ export interface ServiceProcess {
   pid: number;
   /** Resident set size now and at its peak, in MiB. */
   memory(): { rssMiB: number; peakMiB: number };
+  /** CPU time the process has used so far (user + system), in ms. */
+  cpuMs(): number;
   stop(): Promise<number | null>;
 }
 
@@ -124,6 +126,11 @@ function processHandle(child: ChildProcess, url: string): ServiceProcess {
       const kib = (field: string) =>
         Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
       return { rssMiB: Math.round(kib('VmRSS') / 1024), peakMiB: Math.round(kib('VmHWM') / 1024) };
+    },
+    cpuMs: () => {
+      // /proc/<pid>/stat: utime and stime are fields 14 and 15, in clock ticks (100 a second).
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return (Number(fields[11]) + Number(fields[12])) * 10;
     },
     stop: async () => {
       child.kill('SIGTERM');

@@ -177,10 +177,9 @@ export async function benchAck(durationSeconds: number): Promise<Comparison> {
       await connectInstance(api);
       const traffic = deliveries();
       await load(api.url, traffic.next, { duration: 3 }); // warm-up
-      service = {
-        result: await load(api.url, traffic.next, { duration: durationSeconds }),
-        memory: api.memory(),
-      };
+      const cpuBefore = api.cpuMs();
+      const result = await load(api.url, traffic.next, { duration: durationSeconds });
+      service = { result, cpuMs: api.cpuMs() - cpuBefore, memory: api.memory() };
     } finally {
       await api.stop();
     }
@@ -192,10 +191,13 @@ export async function benchAck(durationSeconds: number): Promise<Comparison> {
       LIST: list,
     });
     let baseline;
+    let baselineCpuMs = 0;
     try {
       const traffic = deliveries();
       await load(bare.url, traffic.next, { duration: 3 });
+      const cpuBefore = bare.cpuMs();
       baseline = await load(bare.url, traffic.next, { duration: durationSeconds });
+      baselineCpuMs = bare.cpuMs() - cpuBefore;
     } finally {
       await bare.stop();
     }
@@ -211,6 +213,8 @@ export async function benchAck(durationSeconds: number): Promise<Comparison> {
         'service p50/p99 ms': `${service.result.latency.p50} / ${service.result.latency.p99}`,
         goal: ackGoal(service.result.latency.p99, serviceRate / baselineRate),
         'baseline p50/p99 ms': `${baseline.latency.p50} / ${baseline.latency.p99}`,
+        // CPU per acknowledgement, which a busy machine disturbs less than the rates.
+        'CPU µs/ack service / bare': `${Math.round((service.cpuMs * 1000) / service.result.requests.total)} / ${Math.round((baselineCpuMs * 1000) / baseline.requests.total)}`,
         'service non-2xx': service.result.non2xx + service.result.errors,
         'service RSS MiB': service.memory.rssMiB,
       },
