@@ -1,5 +1,5 @@
-import { createHmac, createSecretKey, randomUUID } from 'node:crypto';
-import { Agent, request } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { signedPoster } from './signed-post.js';
 
 /**
  * The floor of event forwarding: a bare script that POSTs COUNT events, each
@@ -16,9 +16,7 @@ import { Agent, request } from 'node:http';
 const env = process.env as Record<string, string>;
 const count = Number(env.COUNT);
 const rate = env.RATE ? Number(env.RATE) : 0;
-const agent = new Agent({ keepAlive: true });
-const key = createSecretKey(Buffer.from(env.SECRET.slice('whsec_'.length), 'base64'));
-const target = new URL(env.URL);
+const poster = signedPoster(env.URL, env.SECRET);
 
 /**
  * One event; sent again, once, on a keep-alive connection the receiver closed
@@ -34,33 +32,7 @@ async function post(): Promise<void> {
 }
 
 function postOnce(): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const id = randomUUID();
-    const timestamp = Math.floor(Date.now() / 1000);
-    const signature = createHmac('sha256', key)
-      .update(`${id}.${timestamp}.${env.BODY}`)
-      .digest('base64');
-    const req = request(
-      target,
-      {
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(env.BODY),
-          'webhook-id': id,
-          'webhook-timestamp': String(timestamp),
-          'webhook-signature': `v1,${signature}`,
-        },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', resolve);
-      },
-    );
-    req.on('error', reject);
-    req.end(env.BODY);
-  });
+  return poster.post(randomUUID(), env.BODY);
 }
 
 let started = 0;
@@ -103,4 +75,4 @@ const used = process.cpuUsage(cpu);
 process.stdout.write(
   `done ${Number(process.hrtime.bigint() - begin) / 1e9} cpu ${(used.user + used.system) / 1000}\n`,
 );
-agent.destroy();
+poster.close();

@@ -1,7 +1,7 @@
-import { createHmac, createSecretKey, randomUUID } from 'node:crypto';
-import { Agent, request } from 'node:http';
+import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
+import { signedPoster } from './signed-post.js';
 
 /**
  * The bare durable outbox the service's event forwarding is measured
@@ -19,9 +19,7 @@ import pg from 'pg';
 const env = process.env as Record<string, string>;
 const rate = Number(env.RATE);
 const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: 10, idleTimeoutMillis: 0 });
-const agent = new Agent({ keepAlive: true });
-const key = createSecretKey(Buffer.from(env.SECRET.slice('whsec_'.length), 'base64'));
-const target = new URL(env.URL);
+const poster = signedPoster(env.URL, env.SECRET);
 
 await pool.query(`
   CREATE TABLE IF NOT EXISTS bare_messages (
@@ -32,35 +30,6 @@ await pool.query(`
     body jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now(),
     attempts int NOT NULL DEFAULT 0, delivered_at timestamptz);
   CREATE INDEX IF NOT EXISTS bare_outbox_pending ON bare_outbox (id) WHERE delivered_at IS NULL;`);
-
-function post(id: string, body: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timestamp = Math.floor(Date.now() / 1000);
-    const signature = createHmac('sha256', key)
-      .update(`${id}.${timestamp}.${body}`)
-      .digest('base64');
-    const req = request(
-      target,
-      {
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-          'webhook-id': id,
-          'webhook-timestamp': String(timestamp),
-          'webhook-signature': `v1,${signature}`,
-        },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', resolve);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 const run = randomUUID().slice(0, 8);
 async function message(n: number, withEvents: boolean): Promise<void> {
@@ -87,7 +56,7 @@ async function message(n: number, withEvents: boolean): Promise<void> {
      FROM m RETURNING id, body::text`,
     [wamid, contact, content, eventId],
   );
-  await post(eventId, row.body);
+  await poster.post(eventId, row.body);
   await pool.query(
     'UPDATE bare_outbox SET delivered_at = now(), attempts = attempts + 1 WHERE id = $1',
     [row.id],
@@ -125,5 +94,5 @@ for await (const line of createInterface({ input: process.stdin })) {
   if (!mode) continue;
   process.stdout.write(await phase(mode === 'with', Number(seconds)));
 }
-agent.destroy();
+poster.close();
 await pool.end();
