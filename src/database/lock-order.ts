@@ -9,20 +9,28 @@
  * 1. `contacts` rows, by ascending `id`: all that a statement will write,
  *    before anything below (`mc_lock_contacts`, which the message triggers
  *    call first, and the contact statements' ORDER BY);
- * 2. `event_lanes` rows, by ascending `(subscription_id, lane)`: the lane
- *    counters' triggers, which every event reaches through its fan-out, and
- *    the dispatcher's finish.
+ * 2. `event_subscriptions` rows: the fan-out's KEY SHARE on each subscription
+ *    it delivers to (`mc_events_fan_out`, as its foreign keys would), a
+ *    finish's recovery of a failing one, and an admin's delete (FOR UPDATE,
+ *    which waits for the fan-outs in flight);
+ * 3. `event_lanes` rows, by ascending `(subscription_id, lane)`: the lane
+ *    counters' triggers, which every event reaches through its fan-out, the
+ *    dispatcher's finish, and an admin parking, waking or deleting a
+ *    subscription's lanes;
+ * 4. `event_deliveries` rows: a finish's attempts and a delete's cascade,
+ *    after their lanes (a fan-out's new rows are nobody else's yet).
  *
  * The writers that meet on them: an inbound batch (its contacts brought
  * forward, then its messages and their events), an outbound record (its
  * contacts' last send, then its events), a status batch (its events), the
  * contact statements that change several contacts (a person's sends pausing
- * the agent, the timer ending pauses, opt-outs) and the dispatcher finishing
- * its lanes. So that a statement's events take their lanes in one sorted
- * step, the triggers on `messages` and `contacts` write them a statement at a
- * time, and a statement fires only one of them: an INSERT … ON CONFLICT DO
- * UPDATE fires the update's and then the insert's, so the stores write new
- * rows and existing ones in two statements. The row-level event triggers left
+ * the agent, the timer ending pauses, opt-outs), the dispatcher finishing
+ * its lanes, and an admin changing or deleting a subscription. So that a
+ * statement's events take their lanes in one sorted step, the triggers on
+ * `messages` and `contacts` write them a statement at a time, and a statement
+ * fires only one of them: an INSERT … ON CONFLICT DO UPDATE fires the
+ * update's and then the insert's, so the stores write new rows and existing
+ * ones in two statements. The row-level event triggers left
  * (a turn failing, an instance's status, a template's) belong to statements
  * that change one row.
  *

@@ -143,13 +143,28 @@ export class EventStore {
     return row ?? null;
   }
 
+  /**
+   * Deletes a subscription with its deliveries and lanes, in the lock order
+   * (database/lock-order.ts): the subscription, then its lanes, and only then
+   * (the cascade) its deliveries. A finish in flight holds a lane and then
+   * writes its deliveries; the cascade alone took deliveries before lanes.
+   */
   async delete(id: string): Promise<boolean> {
-    const deleted = await rows(
-      this.db,
-      'DELETE FROM event_subscriptions WHERE id = $1 RETURNING id',
-      [id],
-    );
-    return deleted.length > 0;
+    return this.db.transaction(async (manager) => {
+      const [found] = await rows(
+        manager,
+        'SELECT id FROM event_subscriptions WHERE id = $1 FOR UPDATE',
+        [id],
+      );
+      if (!found) return false;
+      await manager.query(
+        `SELECT 1 FROM event_lanes l WHERE l.subscription_id = $1
+         ORDER BY ${laneOrder('l')} FOR UPDATE`,
+        [id],
+      );
+      await manager.query('DELETE FROM event_subscriptions WHERE id = $1', [id]);
+      return true;
+    });
   }
 
   /**
@@ -224,10 +239,13 @@ export class EventStore {
          WHERE id = ANY($12::uuid[]) AND failing_since IS NOT NULL
          RETURNING id
        ), released AS (
+         -- Joined to the recovered subscriptions' count, so that they are written (locked)
+         -- before the lanes: the lock order (database/lock-order.ts).
          SELECT l.subscription_id, l.lane, r.next_attempt_at FROM event_lanes l
          JOIN unnest($8::uuid[], $9::text[], $10::uuid[], $11::timestamptz[])
            AS r(subscription_id, lane, owner, next_attempt_at)
            ON l.subscription_id = r.subscription_id AND l.lane = r.lane AND l.lease_owner = r.owner
+         CROSS JOIN (SELECT count(*) FROM recovered) subscriptions_first
          ORDER BY ${laneOrder('l')}
          FOR NO KEY UPDATE OF l
        )
@@ -293,12 +311,18 @@ export class EventStore {
     return disabled;
   }
 
-  /** Parks a disabled subscription's lanes (never due), or wakes an enabled one's. */
+  /**
+   * Parks a disabled subscription's lanes (never due), or wakes an enabled
+   * one's; locked in the lane order first, as a finish locks them.
+   */
   private async parkLanes(ids: string[], park: boolean): Promise<void> {
     if (ids.length === 0) return;
     await this.db.query(
-      `UPDATE event_lanes SET next_attempt_at = ${park ? `'infinity'` : 'now()'}
-       WHERE subscription_id = ANY($1::uuid[])`,
+      `UPDATE event_lanes l SET next_attempt_at = ${park ? `'infinity'` : 'now()'}
+       FROM (SELECT subscription_id, lane FROM event_lanes
+             WHERE subscription_id = ANY($1::uuid[])
+             ORDER BY ${laneOrder('event_lanes')} FOR NO KEY UPDATE) locked
+       WHERE l.subscription_id = locked.subscription_id AND l.lane = locked.lane`,
       [ids],
     );
   }

@@ -53,6 +53,9 @@ EXECUTE FUNCTION mc_event_unwanted()`,
   ),
 
   // One delivery per enabled subscription that wants the event (a ping is addressed to one).
+  // The subscriptions are locked as they are read (the key share their foreign keys take
+  // anyway): one an admin deletes meanwhile is then left out, not a foreign-key error that
+  // fails the whole batch, and it is locked before its lanes (database/lock-order.ts).
   sqlFunction(
     'mc_events_fan_out',
     `
@@ -64,7 +67,8 @@ BEGIN
     AND (s.instance_id IS NULL OR s.instance_id = e.instance_id)
     AND e.type = ANY (s.event_types)
   WHERE e.type <> 'ping'
-  ORDER BY e.seq, s.id;
+  ORDER BY e.seq, s.id
+  FOR KEY SHARE OF s;
   RETURN NULL;
 END $$`,
   ),

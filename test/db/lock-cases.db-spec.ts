@@ -2,6 +2,7 @@ import type { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { sqlState } from '../../src/database/sql.js';
 import { ContactStore } from '../../src/contacts/contact.store.js';
+import { EventStore } from '../../src/events/event.store.js';
 import { MessageStore } from '../../src/messages/message.store.js';
 import { insertInstance, insertSubscription, useMigratedDatabase } from './support.js';
 
@@ -414,5 +415,140 @@ describe('lock order: the cases', () => {
         [instanceId],
       ),
     ).toEqual([{ id: survivor.id, wa_id: '5511970000031', user_id: 'BR.survivor' }]);
+  });
+
+  /** A subscription to sends, with one pending delivery on each of two contacts' lanes. */
+  async function subscriptionWithTwoLanes(
+    instanceId: string,
+    numbers: [string, string],
+    wamid: string,
+  ): Promise<{ subscriptionId: string; lanes: [string, string] }> {
+    const subscriptionId = await insertSubscription(context.db, instanceId, ['message.sent']);
+    await contacts.resolveContacts(
+      instanceId,
+      numbers.map((n) => identity(n, null)),
+    );
+    const [lo, hi] = await contactsByNumber(instanceId, numbers);
+    // The higher lane first: its row comes first on disk, against the lane order.
+    await messages.insertOutbound([send(instanceId, hi.wa_id, `${wamid}.hi`)]);
+    await messages.insertOutbound([send(instanceId, lo.wa_id, `${wamid}.lo`)]);
+    return { subscriptionId, lanes: [`contact:${lo.id}`, `contact:${hi.id}`] };
+  }
+
+  const lanesOf = (subscriptionId: string) =>
+    context.db.query<{ lane: string; parked: boolean }>(
+      `SELECT lane, next_attempt_at = 'infinity' AS parked FROM event_lanes
+       WHERE subscription_id = $1 ORDER BY lane`,
+      [subscriptionId],
+    );
+
+  it('an admin deleting a subscription, against the dispatcher finishing one of its lanes', async () => {
+    const instanceId = await insertInstance(context.db);
+    const { subscriptionId, lanes } = await subscriptionWithTwoLanes(
+      instanceId,
+      ['5511970000041', '5511970000042'],
+      'wamid.b2a',
+    );
+    const [{ seq }] = await context.db.query<{ seq: string }>(
+      'SELECT seq FROM event_deliveries WHERE subscription_id = $1 AND lane = $2',
+      [subscriptionId, lanes[0]],
+    );
+
+    const { holder, holderPid } = await openHolder();
+    // The dispatcher's finish (event_lanes_finish): the lane it releases...
+    const locked = await holder.query(
+      'SELECT 1 FROM event_lanes WHERE subscription_id = $1 AND lane = $2 FOR NO KEY UPDATE',
+      [subscriptionId, lanes[0]],
+    );
+    expect(locked.rowCount).toBe(1);
+    const { failures, result } = await withWriter((source, pid) =>
+      collide(
+        holder,
+        holderPid,
+        pid,
+        // ...while an admin deletes the subscription...
+        () => new EventStore(source).delete(subscriptionId),
+        // ...then the attempt on the lane's delivery.
+        () =>
+          holder.query(
+            `UPDATE event_deliveries SET state = 'delivered', attempts = attempts + 1
+             WHERE seq = $1 AND state = 'pending'`,
+            [seq],
+          ),
+      ),
+    );
+
+    expect(failures).toEqual([]);
+    expect(result).toBe(true);
+    expect(await lanesOf(subscriptionId)).toEqual([]);
+    expect(
+      await context.db.query('SELECT seq FROM event_deliveries WHERE subscription_id = $1', [
+        subscriptionId,
+      ]),
+    ).toEqual([]);
+  });
+
+  it('a send whose event fans out to a subscription an admin is deleting', async () => {
+    const instanceId = await insertInstance(context.db);
+    const deleted = await insertSubscription(context.db, instanceId, ['message.sent']);
+    const kept = await insertSubscription(context.db, instanceId, ['message.sent']);
+
+    const { holder, holderPid } = await openHolder();
+    // The admin's delete, not committed yet...
+    const removed = await holder.query('DELETE FROM event_subscriptions WHERE id = $1', [deleted]);
+    expect(removed.rowCount).toBe(1);
+    const { failures } = await withWriter((source, pid) =>
+      collide(
+        holder,
+        holderPid,
+        pid,
+        // ...while a send is recorded: its event is wanted by both subscriptions it sees.
+        () =>
+          new MessageStore(source).insertOutbound([send(instanceId, '5511970000051', 'wamid.b2b')]),
+        () => Promise.resolve(),
+      ),
+    );
+
+    // The send is stored and its event goes to the subscription that is left.
+    expect(failures).toEqual([]);
+    expect(
+      await context.db.query(
+        `SELECT d.subscription_id FROM event_deliveries d JOIN events e ON e.seq = d.event_seq
+         WHERE e.instance_id = $1 AND e.type = 'message.sent'`,
+        [instanceId],
+      ),
+    ).toEqual([{ subscription_id: kept }]);
+  });
+
+  it('an admin disabling a subscription, against the dispatcher finishing its lanes', async () => {
+    const instanceId = await insertInstance(context.db);
+    const { subscriptionId, lanes } = await subscriptionWithTwoLanes(
+      instanceId,
+      ['5511970000061', '5511970000062'],
+      'wamid.b2c',
+    );
+
+    const { holder, holderPid } = await openHolder();
+    const lockLane = (lane: string) =>
+      holder.query(
+        // As EventStore.finish (event_lanes_finish) locks the lanes it releases, in the lane order.
+        'SELECT 1 FROM event_lanes WHERE subscription_id = $1 AND lane = $2 FOR NO KEY UPDATE',
+        [subscriptionId, lane],
+      );
+    expect((await lockLane(lanes[0])).rowCount).toBe(1);
+    const { failures } = await withWriter((source, pid) =>
+      collide(
+        holder,
+        holderPid,
+        pid,
+        // ...while an admin disables the subscription (its lanes parked)...
+        () => new EventStore(source).update(subscriptionId, { enabled: false }),
+        // ...then the second lane.
+        () => lockLane(lanes[1]),
+      ),
+    );
+
+    expect(failures).toEqual([]);
+    expect(await lanesOf(subscriptionId)).toEqual(lanes.map((lane) => ({ lane, parked: true })));
   });
 });

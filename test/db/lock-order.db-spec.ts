@@ -21,14 +21,19 @@ function deadlockOf(error: unknown): string {
  * The writers that share contacts and event lanes (database/lock-order.ts),
  * each given the same two contacts in its own order, at the same time, again
  * and again: an inbound batch, an outbound record that also completes two
- * status placeholders, a status batch, and the dispatcher finishing the lanes.
+ * status placeholders, a status batch, pauses started and ended, the
+ * dispatcher finishing the lanes (a failing subscription recovering), and an
+ * admin disabling or enabling one subscription and deleting another.
  */
+const EVENT_TYPES = ['message.received', 'message.sent', 'message.status', 'contact.handoff'];
+
 describe('lock order: contacts, then event lanes', () => {
   const context = useMigratedDatabase();
   let messages: MessageStore;
   let contactStore: ContactStore;
   let events: EventStore;
   let instanceId: string;
+  let toggled: string;
 
   beforeAll(async () => {
     messages = new MessageStore(context.source);
@@ -37,16 +42,11 @@ describe('lock order: contacts, then event lanes', () => {
     instanceId = await insertInstance(context.db);
     // Two subscribers: each event takes a lane of each.
     for (let n = 0; n < 2; n++) {
-      await insertSubscription(context.db, null, [
-        'message.received',
-        'message.sent',
-        'message.status',
-        'contact.handoff',
-      ]);
+      toggled = await insertSubscription(context.db, null, EVENT_TYPES);
     }
   });
 
-  it(`lets an inbound batch, an outbound record, a status batch, pauses started and ended and a lane finish run together ${ITERATIONS} times without a deadlock`, async () => {
+  it(`lets an inbound batch, an outbound record, a status batch, pauses started and ended and a lane finish, a subscription disabled or enabled and one deleted run together ${ITERATIONS} times without a deadlock`, async () => {
     const deadlocks: string[] = [];
     const failures: unknown[] = [];
     const settle = async (work: Promise<unknown>) => {
@@ -77,6 +77,9 @@ describe('lock order: contacts, then event lanes', () => {
     });
 
     for (let i = 0; i < ITERATIONS; i++) {
+      // A third subscriber, deleted during the round; and all of them failing, to recover.
+      const doomed = await insertSubscription(context.db, null, EVENT_TYPES);
+      await context.db.query('UPDATE event_subscriptions SET failing_since = now()');
       const numbers = [`55119${i}1`, `55119${i}2`];
       const ids = await contactStore.resolveContacts(instanceId, numbers.map(identity));
       const contacts = numbers.map((n) => ids.get(n)!);
@@ -150,12 +153,24 @@ describe('lock order: contacts, then event lanes', () => {
               subscriptionId: lane.subscription_id,
               lane: lane.lane,
               owner,
-              attempts: [],
+              attempts: leased
+                .filter((d) => d.subscription_id === lane.subscription_id && d.lane === lane.lane)
+                .map((d) => ({
+                  seq: d.seq,
+                  state: 'delivered' as const,
+                  failures: 0,
+                  status: 200,
+                  response: null,
+                  error: null,
+                  nextAttemptAt: null,
+                })),
               nextAttemptAt: new Date(),
             })),
-            [],
+            [...new Set(lanes.map((lane) => lane.subscription_id))],
           ),
         ),
+        settle(events.update(toggled, { enabled: flip })),
+        settle(events.delete(doomed)),
       ]);
       expect(lanes.length).toBeGreaterThan(0);
       expect(new Set(contacts).size).toBe(2);

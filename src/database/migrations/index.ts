@@ -13,6 +13,7 @@ import { ConversationPositions1764800000000 } from './1764800000000-conversation
 import { ConversationIndexes1764860000000 } from './1764860000000-conversation-indexes.js';
 import { CurrentSql1795634419494 } from './1795634419494-current-sql.js';
 import { EventsWantedAsJoin1795640038616 } from './1795640038616-events-wanted-as-join.js';
+import { EventsSubscriptionsBeforeLanes1795650683124 } from './1795650683124-events-subscriptions-before-lanes.js';
 
 /**
  * Every migration, oldest first (`npm run sql:migration` appends the ones it writes).
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   ConversationIndexes1764860000000,
   CurrentSql1795634419494,
   EventsWantedAsJoin1795640038616,
+  EventsSubscriptionsBeforeLanes1795650683124,
 ];
