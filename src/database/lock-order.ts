@@ -9,10 +9,12 @@
  * 1. `contacts` rows, by ascending `id`: all that a statement will write,
  *    before anything below (`mc_lock_contacts`, which the message triggers
  *    call first, and the contact statements' ORDER BY);
- * 2. `event_subscriptions` rows: the fan-out's KEY SHARE on each subscription
- *    it delivers to (`mc_events_fan_out`, as its foreign keys would), a
- *    finish's recovery of a failing one, and an admin's delete (FOR UPDATE,
- *    which waits for the fan-outs in flight);
+ * 2. `event_subscriptions` rows: the KEY SHARE the lanes' and deliveries'
+ *    foreign keys take, taken first by the fan-out (`mc_events_fan_out`) and
+ *    by the dispatcher's finish (its counters' trigger updates lanes the
+ *    statement wrote, whose keys PostgreSQL checks again), a finish's recovery
+ *    of a failing subscription, and an admin's delete (FOR UPDATE: it waits
+ *    for those in flight);
  * 3. `event_lanes` rows, by ascending `(subscription_id, lane)`: the lane
  *    counters' triggers, which every event reaches through its fan-out, the
  *    dispatcher's finish, and an admin parking, waking or deleting a

@@ -234,18 +234,23 @@ export class EventStore {
            AS a(seq, state, failures, status, response, error, next_attempt_at)
          WHERE d.seq = a.seq AND d.state = 'pending'
          RETURNING d.seq
+       ), subscriptions AS (
+         -- The key share the lanes' foreign key takes anyway (PostgreSQL checks it again
+         -- when the counters' trigger updates a lane this statement wrote), taken first:
+         -- the subscriptions before their lanes (database/lock-order.ts).
+         SELECT id FROM event_subscriptions WHERE id = ANY($8::uuid[]) ORDER BY id FOR KEY SHARE
        ), recovered AS (
          UPDATE event_subscriptions SET failing_since = NULL
          WHERE id = ANY($12::uuid[]) AND failing_since IS NOT NULL
          RETURNING id
        ), released AS (
-         -- Joined to the recovered subscriptions' count, so that they are written (locked)
-         -- before the lanes: the lock order (database/lock-order.ts).
          SELECT l.subscription_id, l.lane, r.next_attempt_at FROM event_lanes l
          JOIN unnest($8::uuid[], $9::text[], $10::uuid[], $11::timestamptz[])
            AS r(subscription_id, lane, owner, next_attempt_at)
            ON l.subscription_id = r.subscription_id AND l.lane = r.lane AND l.lease_owner = r.owner
-         CROSS JOIN (SELECT count(*) FROM recovered) subscriptions_first
+         -- A filter PostgreSQL evaluates once, before the first lane: the subscriptions'
+         -- locks come first.
+         WHERE (SELECT count(*) FROM subscriptions) + (SELECT count(*) FROM recovered) >= 0
          ORDER BY ${laneOrder('l')}
          FOR NO KEY UPDATE OF l
        )

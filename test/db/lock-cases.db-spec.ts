@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { sqlState } from '../../src/database/sql.js';
@@ -486,6 +487,73 @@ describe('lock order: the cases', () => {
         subscriptionId,
       ]),
     ).toEqual([]);
+  });
+
+  it('the dispatcher finishing a subscription’s lanes, against an admin deleting it', async () => {
+    const instanceId = await insertInstance(context.db);
+    const { subscriptionId } = await subscriptionWithTwoLanes(
+      instanceId,
+      ['5511970000071', '5511970000072'],
+      'wamid.b2d',
+    );
+    const owner = randomUUID();
+    const claimed = (await new EventStore(context.source).claim(owner, 10, 10, 60)).filter(
+      (d) => d.subscription_id === subscriptionId,
+    );
+    expect(claimed).toHaveLength(2);
+
+    const { holder, holderPid } = await openHolder();
+    // The delete's first step (EventStore.delete): the subscription...
+    const locked = await holder.query(
+      'SELECT id FROM event_subscriptions WHERE id = $1 FOR UPDATE',
+      [subscriptionId],
+    );
+    expect(locked.rowCount).toBe(1);
+    const { failures } = await withWriter((source, pid) =>
+      collide(
+        holder,
+        holderPid,
+        pid,
+        // ...while the dispatcher records both lanes' deliveries as delivered...
+        () =>
+          new EventStore(source).finish(
+            claimed.map((d) => ({
+              subscriptionId,
+              lane: d.lane,
+              owner,
+              attempts: [
+                {
+                  seq: d.seq,
+                  state: 'delivered' as const,
+                  failures: 0,
+                  status: 200,
+                  response: null,
+                  error: null,
+                  nextAttemptAt: null,
+                },
+              ],
+              nextAttemptAt: new Date(),
+            })),
+            [],
+          ),
+        // ...then its lanes, in the lane order (and the admin thinks better of it).
+        () =>
+          holder.query(
+            `SELECT 1 FROM event_lanes l WHERE l.subscription_id = $1
+             ORDER BY l.subscription_id, l.lane FOR UPDATE`,
+            [subscriptionId],
+          ),
+      ),
+    );
+
+    expect(failures).toEqual([]);
+    expect(
+      await context.db.query(
+        'SELECT state FROM event_deliveries WHERE subscription_id = $1 ORDER BY seq',
+        [subscriptionId],
+      ),
+    ).toEqual([{ state: 'delivered' }, { state: 'delivered' }]);
+    expect(await lanesOf(subscriptionId)).toEqual([]);
   });
 
   it('a send whose event fans out to a subscription an admin is deleting', async () => {
