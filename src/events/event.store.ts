@@ -216,12 +216,19 @@ export class EventStore {
    * pending are not recorded twice. The lanes are locked in the one order
    * (database/lock-order.ts): a message stored meanwhile (its events fan out
    * to the same lanes) then waits instead of deadlocking. How many of the
-   * released lanes still hold deliveries besides those just attempted: events
-   * that came while they were leased, which no claim could take.
+   * released lanes, due now, still hold deliveries besides those just
+   * attempted: events that came while they were leased, which no claim could
+   * take.
    */
   async finish(results: LaneResult[], healthy: string[]): Promise<number> {
     const attempts = results.flatMap((lane) => lane.attempts);
-    const released = await prepared<{ subscription_id: string; lane: string; pending: number }>(
+    const released = await prepared<{
+      subscription_id: string;
+      lane: string;
+      pending: number;
+      /** 'infinity' (a disabled subscription's) comes as Infinity. */
+      next_attempt_at: Date | number;
+    }>(
       this.db,
       'event_lanes_finish',
       `WITH attempted AS (
@@ -259,7 +266,7 @@ export class EventStore {
                                 ELSE r.next_attempt_at END
        FROM released r
        WHERE l.subscription_id = r.subscription_id AND l.lane = r.lane
-       RETURNING l.subscription_id, l.lane, l.pending`,
+       RETURNING l.subscription_id, l.lane, l.pending, l.next_attempt_at`,
       [
         attempts.map((a) => a.seq),
         attempts.map((a) => a.state),
@@ -282,8 +289,12 @@ export class EventStore {
         lane.attempts.filter((attempt) => attempt.state !== 'pending').length,
       ]),
     );
+    // Only lanes due now: one waiting for a retry, or parked, is the poll's to find.
+    const now = Date.now();
     return released.filter(
-      (lane) => lane.pending > (settled.get(`${lane.subscription_id} ${lane.lane}`) ?? 0),
+      (lane) =>
+        +lane.next_attempt_at <= now &&
+        lane.pending > (settled.get(`${lane.subscription_id} ${lane.lane}`) ?? 0),
     ).length;
   }
 

@@ -345,10 +345,10 @@ describe('EventStore', () => {
       expect(await lanes(subscriptionId)).toEqual([]);
     });
 
-    it('keeps a failed head pending until its next attempt, the lane not due before', async () => {
+    it('keeps a failed head pending until its next attempt, the lane not due before (nor counted as still holding deliveries)', async () => {
       const { subscriptionId, lane: l, owner, claimed } = await leased(2);
       const later = new Date(Date.now() + 3_600_000);
-      await events.finish(
+      const unfinished = await events.finish(
         [
           {
             subscriptionId,
@@ -370,6 +370,8 @@ describe('EventStore', () => {
         ],
         [],
       );
+      // Not a lane still holding deliveries due now: no claim should look for it yet.
+      expect(unfinished).toBe(0);
       const [head] = await deliveries(subscriptionId);
       expect(head).toMatchObject({ state: 'pending', attempts: 1, failures: 1, last_status: 503 });
       expect(head.next_attempt_at!.getTime()).toBe(later.getTime());
