@@ -99,7 +99,9 @@ export async function benchEventsDrain(size: number): Promise<Comparison> {
         events / withEvents.completeSeconds!,
       ),
       'bare forwarder (the floor): as many signed POSTs of a real body, c=64, seconds': `${floorSeconds.toFixed(1)} (+${Math.round((floorSeconds / without.completeSeconds!) * 100)} % of the drain without events)`,
-      goal: 'cost per message with events ≤ +20 %',
+      // An earlier goal, ≤ +20 %, lies below the floor (the bare POSTs alone add more): the
+      // goals of forwarding's cost are events-cost's, measured where nothing is saturated.
+      goal: 'none of its own: compare with the floor below; the cost goals are events-cost’s',
       'lost / given twice': `${withEvents.lost} / ${withEvents.givenTwice}`,
       'worker peak RSS MiB with / without': `${withEvents.peakRssMiB} / ${without.peakRssMiB}`,
       'PostgreSQL transactions per message with / without': `${withEvents.statementsPerMessage} / ${without.statementsPerMessage}`,

@@ -10,7 +10,8 @@ import { signedPoster } from './signed-post.js';
  * INSERTs its event into an outbox table (the message's transaction), and
  * once the event is POSTed (signed, keep-alive) one UPDATE marks it
  * delivered. Unbatched, no lanes, no retries: what durability alone costs the
- * database per event. Prints `ready`, then runs one phase per line read
+ * database per event. Its statements are prepared once per connection, as the
+ * service's hot ones are. Prints `ready`, then runs one phase per line read
  * (`with <seconds>` or `without <seconds>`) and answers each with
  * `done <messages> cpu <ms>` (this process's CPU). Its connections stay open
  * between phases, so the measurer sees their backends at both ends.
@@ -37,30 +38,32 @@ async function message(n: number, withEvents: boolean): Promise<void> {
   const contact = `55119${String(n % 500).padStart(8, '0')}`;
   const content = JSON.stringify({ type: 'text', text: { body: `message ${n}` } });
   if (!withEvents) {
-    await pool.query('INSERT INTO bare_messages (wamid, contact, body) VALUES ($1, $2, $3)', [
-      wamid,
-      contact,
-      content,
-    ]);
+    await pool.query({
+      name: 'bare_message',
+      text: 'INSERT INTO bare_messages (wamid, contact, body) VALUES ($1, $2, $3)',
+      values: [wamid, contact, content],
+    });
     return;
   }
   const eventId = randomUUID();
   const {
     rows: [row],
-  } = await pool.query<{ id: string; body: string }>(
-    `WITH m AS (
+  } = await pool.query<{ id: string; body: string }>({
+    name: 'bare_message_event',
+    text: `WITH m AS (
        INSERT INTO bare_messages (wamid, contact, body) VALUES ($1, $2, $3) RETURNING id, created_at)
      INSERT INTO bare_outbox (event_id, message_id, body)
      SELECT $4, m.id, jsonb_build_object('id', $4::uuid, 'type', 'message.received',
        'created_at', m.created_at, 'data', jsonb_build_object('contact', $2::text, 'message', $3::jsonb))
      FROM m RETURNING id, body::text`,
-    [wamid, contact, content, eventId],
-  );
+    values: [wamid, contact, content, eventId],
+  });
   await poster.post(eventId, row.body);
-  await pool.query(
-    'UPDATE bare_outbox SET delivered_at = now(), attempts = attempts + 1 WHERE id = $1',
-    [row.id],
-  );
+  await pool.query({
+    name: 'bare_delivered',
+    text: 'UPDATE bare_outbox SET delivered_at = now(), attempts = attempts + 1 WHERE id = $1',
+    values: [row.id],
+  });
 }
 
 let sequence = 0;
