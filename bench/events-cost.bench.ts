@@ -415,9 +415,8 @@ export async function benchEventsCost(
         details: {
           '× the bare outbox': (postgresPerEvent / outboxPerEvent).toFixed(2),
           goal: '≤ 2× the bare outbox (ratio ≥ 0.50)',
-          'PostgreSQL transactions added per event (rough: idle backends report theirs up to 10 s late, across phases)': addedPerEvent(phases, 'transactions').toFixed(
-            2,
-          ),
+          'PostgreSQL transactions added per event (rough: idle backends report theirs up to 10 s late, across phases)':
+            addedPerEvent(phases, 'transactions').toFixed(2),
           'rows written per event, inserted / updated (HOT) / deleted': eventRows,
           'Redis CPU added per event µs': Math.round(addedPerEvent(phases, 'redisMs') * 1000),
           phases: phases.map(figures).join('; '),
