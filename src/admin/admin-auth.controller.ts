@@ -17,9 +17,10 @@ export class AdminAuthController {
   @HttpCode(200)
   @ApiOperation({
     operationId: 'login',
-    summary: 'Log in as admin',
+    summary: 'Log in: ADMIN_USERNAME or an account (admin or operator)',
     description:
-      'Answers the JWT the admin routes take, and sets an httpOnly "known device" cookie ' +
+      "Answers the JWT the admin routes take (an operator's opens none of them: 403 forbidden), " +
+      'and sets an httpOnly "known device" cookie ' +
       '(30 days). 10 failed attempts for a username from one address (an IPv6 /64), or 20 from ' +
       'one address whatever the username, within 15 minutes → 429 to that address until the ' +
       'window passes. Beyond 10 failures for a username from every address, its attempts from ' +
@@ -59,7 +60,7 @@ export class AdminAuthController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<LoginResponseDto> {
     const answer = await this.auth.login(dto, request.ip, request.headers.cookie);
-    void reply.header('set-cookie', this.auth.knownDeviceCookie());
+    void reply.header('set-cookie', this.auth.knownDeviceCookie(answer.username));
     return answer;
   }
 }

@@ -4,7 +4,8 @@ import { AppException } from '../common/app.exception.js';
 import { sameSecret } from '../common/secrets.js';
 import { AppConfig } from '../config/app-config.js';
 import type { LoginDto, LoginResponseDto } from './dto/login.dto.js';
-import { CREDENTIALS_CLAIM, credentialsStamp } from '../auth/jwt.strategy.js';
+import { AccountsService } from '../accounts/accounts.service.js';
+import { ACCOUNT_TOKEN, CREDENTIALS_CLAIM, credentialsStamp } from '../auth/jwt.strategy.js';
 import { KnownDevices } from './known-device.js';
 import { LoginThrottleService } from './login-throttle.service.js';
 
@@ -17,6 +18,7 @@ export class AdminAuthService {
     private readonly jwt: JwtService,
     private readonly throttle: LoginThrottleService,
     private readonly devices: KnownDevices,
+    private readonly accounts: AccountsService,
   ) {}
 
   /**
@@ -70,9 +72,9 @@ export class AdminAuthService {
     return true;
   }
 
-  /** A Set-Cookie value marking the browser as known for the admin username. */
-  knownDeviceCookie(): string {
-    return this.devices.setCookie(this.config.ADMIN_USERNAME);
+  /** A Set-Cookie value marking the browser as known for `username` (the admin's by default). */
+  knownDeviceCookie(username = this.config.ADMIN_USERNAME): string {
+    return this.devices.setCookie(username);
   }
 
   private matches(username: string, password: string): boolean {
@@ -81,16 +83,49 @@ export class AdminAuthService {
     return userOk && passwordOk;
   }
 
+  /**
+   * ADMIN_USERNAME, or an enabled account (admin or operator), under the same
+   * failure limits; the token names the account and its password's stamp, so
+   * a new password or a disable ends it.
+   */
   async login(dto: LoginDto, address: string, cookieHeader?: string): Promise<LoginResponseDto> {
-    await this.verifyCredentials(dto.username, dto.password, address, cookieHeader);
+    const expires_in = this.config.JWT_EXPIRES_IN;
+    if (sameSecret(dto.username, this.config.ADMIN_USERNAME)) {
+      await this.verifyCredentials(dto.username, dto.password, address, cookieHeader);
+      const token = await this.jwt.signAsync({
+        sub: this.config.ADMIN_USERNAME,
+        [CREDENTIALS_CLAIM]: credentialsStamp(this.config),
+      });
+      const username = this.config.ADMIN_USERNAME;
+      return {
+        token,
+        username,
+        display_name: username,
+        role: 'admin',
+        account_id: null,
+        expires_in,
+      };
+    }
+    const deviceId = this.devices.knownId(cookieHeader, dto.username);
+    await this.throttle.attempt(address, dto.username, deviceId);
+    const account = await this.accounts.verify(dto.username, dto.password);
+    if (!account) {
+      this.logger.warn({ address }, 'failed login');
+      throw new AppException('invalid_credentials', 'Wrong username or password');
+    }
+    await this.throttle.succeeded(address, dto.username, deviceId);
     const token = await this.jwt.signAsync({
-      sub: this.config.ADMIN_USERNAME,
-      [CREDENTIALS_CLAIM]: credentialsStamp(this.config),
+      sub: account.id,
+      typ: ACCOUNT_TOKEN,
+      [CREDENTIALS_CLAIM]: this.accounts.stamp(account),
     });
     return {
       token,
-      username: this.config.ADMIN_USERNAME,
-      expires_in: this.config.JWT_EXPIRES_IN,
+      username: account.username,
+      display_name: account.display_name,
+      role: account.role,
+      account_id: account.id,
+      expires_in,
     };
   }
 }

@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
+import { AccountsModule } from '../accounts/accounts.module.js';
 import { AuthModule } from '../auth/auth.module.js';
 import { InstancesModule } from '../instances/instances.module.js';
+import { AccountsController } from './accounts.controller.js';
 import { AdminAuthController } from './admin-auth.controller.js';
 import { AdminAuthService } from './admin-auth.service.js';
 import { ApiKeysController } from './api-keys.controller.js';
@@ -9,8 +11,8 @@ import { KnownDevices } from './known-device.js';
 import { LoginThrottleService } from './login-throttle.service.js';
 
 @Module({
-  imports: [AuthModule, InstancesModule],
-  controllers: [AdminAuthController, InstancesController, ApiKeysController],
+  imports: [AuthModule, AccountsModule, InstancesModule],
+  controllers: [AdminAuthController, InstancesController, ApiKeysController, AccountsController],
   providers: [AdminAuthService, KnownDevices, LoginThrottleService],
   exports: [AdminAuthService],
 })

@@ -18,7 +18,10 @@ export const PUBLIC_SECURITY = 'public';
 export const Public = (): ClassDecorator & MethodDecorator =>
   applyDecorators(SetMetadata(AUTH_KIND_KEY, 'public'), ApiSecurity(PUBLIC_SECURITY));
 
-/** Admin route: the admin JWT from POST /admin/auth/login (documented as such). */
+/**
+ * Admin route: a JWT from POST /admin/auth/login of ADMIN_USERNAME or an admin
+ * account (an operator's is refused, 403 forbidden); documented as such.
+ */
 export const AdminAuth = (): ClassDecorator & MethodDecorator =>
   applyDecorators(SetMetadata(AUTH_KIND_KEY, 'admin'), ApiBearerAuth('admin-jwt'));
 

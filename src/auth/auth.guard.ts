@@ -8,6 +8,7 @@ import { AppConfig } from '../config/app-config.js';
 import { RateLimiter } from '../redis/rate-limiter.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { ClientInstanceResolver } from './client-instance.resolver.js';
+import type { AdminPrincipal } from './jwt.strategy.js';
 
 /** Passport's JWT guard, answering with the contract's 401. */
 @Injectable()
@@ -53,7 +54,15 @@ export class AuthGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const kind = routeAuthKind(this.reflector, context);
     if (kind === 'public') return true;
-    if (kind === 'admin') return (await this.jwtGuard.canActivate(context)) as boolean;
+    if (kind === 'admin') {
+      await this.jwtGuard.canActivate(context);
+      const { user } = context
+        .switchToHttp()
+        .getRequest<FastifyRequest & { user?: AdminPrincipal }>();
+      // An operator's token opens the inbox of its instances, never an admin route.
+      if (user?.role !== 'admin') throw new AppException('forbidden', 'This route is for admins');
+      return true;
+    }
     if (kind === 'api_key') {
       const request = context.switchToHttp().getRequest<FastifyRequest>();
       const fromForm = this.reflector.get<boolean | undefined>(

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { JwtModule } from '@nestjs/jwt';
 import { PassportModule } from '@nestjs/passport';
+import { AccountsModule } from '../accounts/accounts.module.js';
 import { AppConfig } from '../config/app-config.js';
 import { InstancesModule } from '../instances/instances.module.js';
 import { ApiKeyStore } from './api-key.store.js';
@@ -14,6 +15,7 @@ import { JWT_ALGORITHM, JwtStrategy } from './jwt.strategy.js';
   imports: [
     PassportModule,
     InstancesModule,
+    AccountsModule,
     JwtModule.registerAsync({
       inject: [AppConfig],
       useFactory: (config: AppConfig) => ({
@@ -31,6 +33,6 @@ import { JWT_ALGORITHM, JwtStrategy } from './jwt.strategy.js';
     JwtAuthGuard,
     { provide: APP_GUARD, useClass: AuthGuard },
   ],
-  exports: [ApiKeysService, ClientInstanceResolver, JwtModule],
+  exports: [ApiKeysService, ClientInstanceResolver, JwtModule, AccountsModule],
 })
 export class AuthModule {}

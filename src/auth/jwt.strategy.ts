@@ -3,14 +3,27 @@ import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { ExtractJwt, Strategy } from 'passport-jwt';
 import { AppException } from '../common/app.exception.js';
+import { AccountsService } from '../accounts/accounts.service.js';
+import type { AccountRole } from '../accounts/account.types.js';
 import { AppConfig } from '../config/app-config.js';
 
+/** Who a valid console or admin token stands for. */
 export interface AdminPrincipal {
   username: string;
+  role: AccountRole;
+  /** null for ADMIN_USERNAME, which has no account row. */
+  accountId: string | null;
+  displayName: string;
+  /** An operator's instances. */
+  instanceIds: string[];
 }
+
+/** The `typ` claim of an account's token; ADMIN_USERNAME's carries none. */
+export const ACCOUNT_TOKEN = 'account';
 
 export interface AdminJwtPayload {
   sub?: unknown;
+  typ?: unknown;
   /** Stamp of the credentials the token was issued for (see credentialsStamp). */
   cv?: unknown;
   /** Expiry (seconds since the epoch); checked by the verifier when present, required here. */
@@ -49,7 +62,10 @@ export function isCurrentAdmin(payload: AdminJwtPayload, config: AppConfig): boo
 /** Admin JWTs: HS256 only (a token naming another algorithm is refused), expiry enforced. */
 @Injectable()
 export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
-  constructor(private readonly config: AppConfig) {
+  constructor(
+    private readonly config: AppConfig,
+    private readonly accounts: AccountsService,
+  ) {
     super({
       jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
       secretOrKey: config.JWT_SECRET,
@@ -58,10 +74,23 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
     });
   }
 
-  validate(payload: AdminJwtPayload): AdminPrincipal {
+  async validate(payload: AdminJwtPayload): Promise<AdminPrincipal> {
+    if (payload.typ === ACCOUNT_TOKEN) {
+      const principal =
+        typeof payload.exp === 'number' &&
+        typeof payload.sub === 'string' &&
+        typeof payload.cv === 'string'
+          ? await this.accounts.principal(payload.sub, payload.cv)
+          : null;
+      if (!principal) {
+        throw new AppException('unauthorized', 'Missing, invalid or expired admin token');
+      }
+      return { ...principal };
+    }
     if (!isCurrentAdmin(payload, this.config)) {
       throw new AppException('unauthorized', 'Missing, invalid or expired admin token');
     }
-    return { username: this.config.ADMIN_USERNAME };
+    const username = this.config.ADMIN_USERNAME;
+    return { username, role: 'admin', accountId: null, displayName: username, instanceIds: [] };
   }
 }

@@ -10,3 +10,5 @@ export const WINDOW_TOPIC = 'window';
  * every process within milliseconds.
  */
 export const REQUEST_PATH_CACHE_TTL_MS = 10_000;
+/** An account (key: its id): changed, disabled or given a new password. */
+export const ACCOUNT_TOPIC = 'account';

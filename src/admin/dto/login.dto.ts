@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsString, Length } from 'class-validator';
+import { ACCOUNT_ROLES, type AccountRole } from '../../accounts/account.types.js';
 
 export class LoginDto {
   @ApiProperty({ example: 'admin' })
@@ -18,6 +19,18 @@ export class LoginResponseDto {
   token: string;
 
   @ApiProperty() username: string;
+
+  @ApiProperty({ description: 'The name shown for this person' }) display_name: string;
+
+  @ApiProperty({ enum: ACCOUNT_ROLES }) role: AccountRole;
+
+  @ApiProperty({
+    format: 'uuid',
+    nullable: true,
+    type: String,
+    description: 'The account; null for ADMIN_USERNAME, which has none',
+  })
+  account_id: string | null;
 
   @ApiProperty({ description: 'Seconds until the token expires', example: 3600 })
   expires_in: number;

@@ -14,6 +14,7 @@ import { ConversationIndexes1764860000000 } from './1764860000000-conversation-i
 import { CurrentSql1795634419494 } from './1795634419494-current-sql.js';
 import { EventsWantedAsJoin1795640038616 } from './1795640038616-events-wanted-as-join.js';
 import { EventsSubscriptionsBeforeLanes1795650683124 } from './1795650683124-events-subscriptions-before-lanes.js';
+import { Accounts1795652000000 } from './1795652000000-accounts.js';
 
 /**
  * Every migration, oldest first (`npm run sql:migration` appends the ones it writes).
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   CurrentSql1795634419494,
   EventsWantedAsJoin1795640038616,
   EventsSubscriptionsBeforeLanes1795650683124,
+  Accounts1795652000000,
 ];

@@ -1,0 +1,18 @@
+/** What an account may do: everything (admin), or answer the customers of its instances (operator). */
+export type AccountRole = 'admin' | 'operator';
+
+export const ACCOUNT_ROLES: readonly AccountRole[] = ['admin', 'operator'];
+
+/** An `accounts` row with its instances (an operator's; an admin's list is empty and unused). */
+export interface Account {
+  id: string;
+  username: string;
+  display_name: string;
+  role: AccountRole;
+  password_hash: string;
+  password_changed_at: Date;
+  disabled_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  instance_ids: string[];
+}

@@ -1,0 +1,10 @@
+import { Module } from '@nestjs/common';
+import { AccountStore } from './account.store.js';
+import { AccountsService } from './accounts.service.js';
+
+/** People who log in (admins and operators): their store and passwords. Routes live in admin/. */
+@Module({
+  providers: [AccountStore, AccountsService],
+  exports: [AccountsService],
+})
+export class AccountsModule {}

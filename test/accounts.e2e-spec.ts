@@ -1,0 +1,212 @@
+import {
+  adminToken,
+  createInstance,
+  http,
+  useTestService,
+  type TestApp,
+  type TestDatabase,
+} from './support/test-app.js';
+
+interface AccountBody {
+  id: string;
+  username: string;
+  display_name: string;
+  role: string;
+  instance_ids: string[];
+  disabled: boolean;
+}
+
+interface LoginBody {
+  token: string;
+  username: string;
+  display_name: string;
+  role: string;
+  account_id: string | null;
+}
+
+const PASSWORD = 'correct horse battery staple';
+
+describe('Accounts: admins and operators who log in', () => {
+  const context = useTestService();
+  let db: TestDatabase;
+  let service: TestApp;
+  let token: string;
+  let instanceId: string;
+
+  const login = (username: string, password: string) =>
+    http<LoginBody>(service.url, 'POST', '/admin/auth/login', { body: { username, password } });
+  const createAccount = (body: Record<string, unknown>, as = token) =>
+    http<AccountBody>(service.url, 'POST', '/admin/accounts', { token: as, body });
+  const listInstances = (as: string) => http(service.url, 'GET', '/admin/instances', { token: as });
+
+  beforeAll(async () => {
+    ({ db, service } = context);
+    token = await adminToken(service.url);
+    instanceId = await createInstance(service.url, token, '300000000001');
+  });
+
+  it('creates an operator of one instance, stores only an argon2id hash and never answers it', async () => {
+    const created = await createAccount({
+      username: 'Ana.Souza',
+      display_name: 'Ana Souza',
+      role: 'operator',
+      password: PASSWORD,
+      instance_ids: [instanceId],
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      username: 'Ana.Souza',
+      display_name: 'Ana Souza',
+      role: 'operator',
+      instance_ids: [instanceId],
+      disabled: false,
+    });
+    expect(created.text).not.toContain(PASSWORD);
+    expect(created.text).not.toContain('argon2');
+
+    const [row] = await db.query<{ password_hash: string }>(
+      'SELECT password_hash FROM accounts WHERE id = $1',
+      [created.body.id],
+    );
+    expect(row.password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,p=1,t=2\$/);
+    expect(row.password_hash).not.toContain(PASSWORD);
+
+    const listed = await http<AccountBody[]>(service.url, 'GET', '/admin/accounts', { token });
+    expect(listed.status).toBe(200);
+    expect(listed.body.map((a) => a.username)).toContain('Ana.Souza');
+    expect(listed.text).not.toContain('argon2');
+    const one = await http<AccountBody>(service.url, 'GET', `/admin/accounts/${created.body.id}`, {
+      token,
+    });
+    expect(one.body).toEqual(created.body);
+  });
+
+  it('refuses a taken username in any case, ADMIN_USERNAME, an unknown instance and a short password', async () => {
+    const base = { display_name: 'X', role: 'operator', password: PASSWORD };
+    const taken = await createAccount({ ...base, username: 'ana.souza' });
+    expect(taken.status).toBe(409);
+    expect(taken.body).toMatchObject({ code: 'account_exists' });
+    const admin = await createAccount({ ...base, username: 'ADMIN' });
+    expect(admin.status).toBe(409);
+    expect(admin.body).toMatchObject({ code: 'account_exists' });
+    const missing = await createAccount({
+      ...base,
+      username: 'bruno',
+      instance_ids: ['00000000-0000-4000-8000-000000000000'],
+    });
+    expect(missing.status).toBe(404);
+    expect(missing.body).toMatchObject({ code: 'instance_not_found' });
+    const short = await createAccount({ ...base, username: 'bruno', password: 'short' });
+    expect(short.status).toBe(400);
+    expect(short.body).toMatchObject({
+      code: 'validation_failed',
+      details: [{ field: 'password', message: 'must be 12 to 1000 characters' }],
+    });
+    const none = await http(
+      service.url,
+      'GET',
+      '/admin/accounts/00000000-0000-4000-8000-000000000000',
+      {
+        token,
+      },
+    );
+    expect(none.status).toBe(404);
+    expect(none.body).toMatchObject({ code: 'account_not_found' });
+  });
+
+  it('logs an operator in (any case of its username); its token opens no admin route', async () => {
+    const answer = await login('ANA.SOUZA', PASSWORD);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({
+      username: 'Ana.Souza',
+      display_name: 'Ana Souza',
+      role: 'operator',
+    });
+    expect(answer.body.account_id).toEqual(expect.any(String));
+
+    const refused = await listInstances(answer.body.token);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: 'forbidden' });
+    const accounts = await createAccount(
+      { username: 'eve', display_name: 'Eve', role: 'admin', password: PASSWORD },
+      answer.body.token,
+    );
+    expect(accounts.status).toBe(403);
+    expect(await db.query(`SELECT 1 FROM accounts WHERE username = 'eve'`)).toEqual([]);
+  });
+
+  it('an admin account does what ADMIN_USERNAME does', async () => {
+    const created = await createAccount({
+      username: 'carla',
+      display_name: 'Carla',
+      role: 'admin',
+      password: PASSWORD,
+    });
+    expect(created.status).toBe(201);
+    const answer = await login('carla', PASSWORD);
+    expect(answer.body).toMatchObject({ role: 'admin', account_id: created.body.id });
+    expect((await listInstances(answer.body.token)).status).toBe(200);
+    const made = await createAccount(
+      { username: 'dan', display_name: 'Dan', role: 'operator', password: PASSWORD },
+      answer.body.token,
+    );
+    expect(made.status).toBe(201);
+  });
+
+  it('answers a wrong password and an unknown username alike', async () => {
+    const wrong = await login('carla', 'not the password at all');
+    const unknown = await login('nobody-here', PASSWORD);
+    expect(Object.keys(unknown.body as object).sort()).toEqual(
+      Object.keys(wrong.body as object).sort(),
+    );
+    for (const answer of [wrong, unknown]) {
+      expect(answer.status).toBe(401);
+      expect(answer.body).toMatchObject({
+        statusCode: 401,
+        code: 'invalid_credentials',
+        message: 'Wrong username or password',
+      });
+    }
+  });
+
+  it('a new password ends the sessions opened with the old one; a disabled account is logged out and cannot log in', async () => {
+    const created = await createAccount({
+      username: 'felipe',
+      display_name: 'Felipe',
+      role: 'admin',
+      password: PASSWORD,
+    });
+    const first = await login('felipe', PASSWORD);
+    expect((await listInstances(first.body.token)).status).toBe(200);
+
+    const reset = await http<AccountBody>(
+      service.url,
+      'POST',
+      `/admin/accounts/${created.body.id}/password`,
+      { token, body: { password: 'another long passphrase' } },
+    );
+    expect(reset.status).toBe(200);
+    expect((await listInstances(first.body.token)).status).toBe(401);
+    expect((await login('felipe', PASSWORD)).status).toBe(401);
+    const second = await login('felipe', 'another long passphrase');
+    expect((await listInstances(second.body.token)).status).toBe(200);
+
+    const disabled = await http<AccountBody>(
+      service.url,
+      'PATCH',
+      `/admin/accounts/${created.body.id}`,
+      { token, body: { disabled: true } },
+    );
+    expect(disabled.body.disabled).toBe(true);
+    expect((await listInstances(second.body.token)).status).toBe(401);
+    expect((await login('felipe', 'another long passphrase')).status).toBe(401);
+
+    await http(service.url, 'PATCH', `/admin/accounts/${created.body.id}`, {
+      token,
+      body: { disabled: false, role: 'operator', instance_ids: [instanceId] },
+    });
+    const back = await login('felipe', 'another long passphrase');
+    expect(back.body.role).toBe('operator');
+    expect((await listInstances(back.body.token)).status).toBe(403);
+  });
+});
