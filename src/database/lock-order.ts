@@ -19,8 +19,9 @@
  *    counters' triggers, which every event reaches through its fan-out, the
  *    dispatcher's finish, and an admin parking, waking or deleting a
  *    subscription's lanes;
- * 4. `event_deliveries` rows: a finish's attempts and a delete's cascade,
- *    after their lanes (a fan-out's new rows are nobody else's yet).
+ * 4. `event_deliveries` rows: a finish's attempts, an admin's retry and a
+ *    delete's cascade, after their lanes (a fan-out's, a replay's or a
+ *    ping's new rows are nobody else's yet).
  *
  * The writers that meet on them: an inbound batch (its contacts brought
  * forward, then its messages and their events), an outbound record (its
@@ -36,8 +37,12 @@
  * (a turn failing, an instance's status, a template's) belong to statements
  * that change one row.
  *
- * What is left outside it: a message insert's foreign-key check takes a KEY
- * SHARE lock on its contact in row order, before the statement's triggers run.
+ * What is left outside it: pruning deletes old events, and with them their
+ * deliveries before the lanes' counters; only a delivery still pending after
+ * EVENT_RETENTION_DAYS could meet a finish there, and PostgreSQL would then
+ * end one of the two (each is tried again). And a message insert's
+ * foreign-key check takes a KEY SHARE lock on its contact in row order, before
+ * the statement's triggers run.
  * It conflicts only with FOR UPDATE, which a link, merge or move takes on the
  * rows it writes (after level 0, in id order): a batch of sends to both
  * contacts of a person being merged can still meet it in the other order.

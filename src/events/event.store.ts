@@ -400,19 +400,31 @@ export class EventStore {
    * a pending one without waiting for its next attempt, a delivered one once more.
    */
   async retryDelivery(id: string): Promise<boolean> {
-    const [row] = await rows<{ subscription_id: string; lane: string }>(
-      this.db,
-      `UPDATE event_deliveries SET state = 'pending', failures = 0, next_attempt_at = NULL
-       WHERE id = $1 RETURNING subscription_id, lane`,
-      [id],
-    );
-    if (!row) return false;
-    await this.db.query(
-      `UPDATE event_lanes SET next_attempt_at = now()
-       WHERE subscription_id = $1 AND lane = $2 AND next_attempt_at <> 'infinity'`,
-      [row.subscription_id, row.lane],
-    );
-    return true;
+    // In the lock order (database/lock-order.ts): the subscription's key share (the lane the
+    // counters' trigger may insert checks it), the lane, then the delivery.
+    return this.db.transaction(async (manager) => {
+      const [found] = await rows<{ subscription_id: string; lane: string }>(
+        manager,
+        'SELECT subscription_id, lane FROM event_deliveries WHERE id = $1',
+        [id],
+      );
+      if (!found) return false;
+      await manager.query('SELECT 1 FROM event_subscriptions WHERE id = $1 FOR KEY SHARE', [
+        found.subscription_id,
+      ]);
+      await manager.query(
+        `UPDATE event_lanes SET next_attempt_at = now()
+         WHERE subscription_id = $1 AND lane = $2 AND next_attempt_at <> 'infinity'`,
+        [found.subscription_id, found.lane],
+      );
+      const retried = await rows(
+        manager,
+        `UPDATE event_deliveries SET state = 'pending', failures = 0, next_attempt_at = NULL
+         WHERE id = $1 RETURNING id`,
+        [id],
+      );
+      return retried.length > 0;
+    });
   }
 
   /**

@@ -345,10 +345,10 @@ describe('EventStore', () => {
       expect(await lanes(subscriptionId)).toEqual([]);
     });
 
-    it('keeps a failed head pending until its next attempt, the lane not due before (nor counted as still holding deliveries)', async () => {
+    it('keeps a failed head pending until its next attempt, the lane not due before', async () => {
       const { subscriptionId, lane: l, owner, claimed } = await leased(2);
       const later = new Date(Date.now() + 3_600_000);
-      const unfinished = await events.finish(
+      await events.finish(
         [
           {
             subscriptionId,
@@ -370,8 +370,6 @@ describe('EventStore', () => {
         ],
         [],
       );
-      // Not a lane still holding deliveries due now: no claim should look for it yet.
-      expect(unfinished).toBe(0);
       const [head] = await deliveries(subscriptionId);
       expect(head).toMatchObject({ state: 'pending', attempts: 1, failures: 1, last_status: 503 });
       expect(head.next_attempt_at!.getTime()).toBe(later.getTime());
@@ -381,6 +379,30 @@ describe('EventStore', () => {
       expect(await events.claim(randomUUID(), 10, 10, 60)).toEqual([]);
       const found = await events.findDelivery(head.id);
       expect(found!.next_attempt_at!.getTime()).toBe(later.getTime());
+    });
+
+    it('does not count a lane whose head waits for its retry as still holding deliveries', async () => {
+      const { subscriptionId, lane: l, owner, claimed } = await leased(2);
+      const later = new Date(Date.now() + 3_600_000);
+      const failed = {
+        seq: claimed[0].seq,
+        state: 'pending' as const,
+        failures: 1,
+        status: 503,
+        response: 'busy',
+        error: 'the endpoint answered 503',
+        nextAttemptAt: later,
+      };
+      // Two deliveries still pending, neither due: the poll finds the lane when it is.
+      expect(
+        await events.finish(
+          [{ subscriptionId, lane: l, owner, attempts: [failed], nextAttemptAt: later }],
+          [],
+        ),
+      ).toBe(0);
+      expect(await lanes(subscriptionId)).toEqual([
+        expect.objectContaining({ pending: 2, lease_owner: null, due: false }),
+      ]);
     });
 
     it('leaves alone a lane another owner has leased meanwhile', async () => {

@@ -456,7 +456,7 @@ describe('lock order: the cases', () => {
     );
 
     const { holder, holderPid } = await openHolder();
-    // The dispatcher's finish (event_lanes_finish): the lane it releases...
+    // A lane's holder (as a finish that began before the delete holds it)...
     const locked = await holder.query(
       'SELECT 1 FROM event_lanes WHERE subscription_id = $1 AND lane = $2 FOR NO KEY UPDATE',
       [subscriptionId, lanes[0]],
@@ -554,6 +554,52 @@ describe('lock order: the cases', () => {
       ),
     ).toEqual([{ state: 'delivered' }, { state: 'delivered' }]);
     expect(await lanesOf(subscriptionId)).toEqual([]);
+  });
+
+  it('an admin retrying a failed delivery, against an admin deleting its subscription', async () => {
+    const instanceId = await insertInstance(context.db);
+    const { subscriptionId, lanes } = await subscriptionWithTwoLanes(
+      instanceId,
+      ['5511970000081', '5511970000082'],
+      'wamid.b2e',
+    );
+    // A delivery that ran out of retries: its lane is gone (nothing pending).
+    const [{ id }] = await context.db.query<{ id: string }>(
+      `UPDATE event_deliveries SET state = 'failed' WHERE subscription_id = $1 AND lane = $2
+       RETURNING id`,
+      [subscriptionId, lanes[0]],
+    );
+    expect((await lanesOf(subscriptionId)).map((lane) => lane.lane)).toEqual([lanes[1]]);
+
+    const { holder, holderPid } = await openHolder();
+    // The delete's first steps (EventStore.delete): the subscription, then its lanes...
+    await holder.query('SELECT id FROM event_subscriptions WHERE id = $1 FOR UPDATE', [
+      subscriptionId,
+    ]);
+    await holder.query(
+      `SELECT 1 FROM event_lanes l WHERE l.subscription_id = $1
+       ORDER BY l.subscription_id, l.lane FOR UPDATE`,
+      [subscriptionId],
+    );
+    const { failures, result } = await withWriter((source, pid) =>
+      collide(
+        holder,
+        holderPid,
+        pid,
+        // ...while an admin retries the failed delivery...
+        () => new EventStore(source).retryDelivery(id),
+        // ...then the delete, which removes the deliveries.
+        () => holder.query('DELETE FROM event_subscriptions WHERE id = $1', [subscriptionId]),
+      ),
+    );
+
+    expect(failures).toEqual([]);
+    expect(result).toBe(false);
+    expect(
+      await context.db.query('SELECT id FROM event_deliveries WHERE subscription_id = $1', [
+        subscriptionId,
+      ]),
+    ).toEqual([]);
   });
 
   it('a send whose event fans out to a subscription an admin is deleting', async () => {
