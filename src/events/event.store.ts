@@ -3,7 +3,14 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { StoredSecret } from '../crypto/stale-secrets.js';
 import { laneOrder } from '../database/lock-order.js';
-import { prepared, QUERY_CANCELED, rows, sqlState, timedTransaction } from '../database/sql.js';
+import {
+  prepared,
+  QUERY_CANCELED,
+  rows,
+  sqlState,
+  timedTransaction,
+  type Queryable,
+} from '../database/sql.js';
 import type {
   ClaimedDelivery,
   DeliveryState,
@@ -133,14 +140,19 @@ export class EventStore {
     const sets = columns.map((column, i) => `${column} = $${i + 2}`);
     if (changes.enabled === true) sets.push('failing_since = NULL', 'disabled_reason = NULL');
     if (changes.enabled === false) sets.push(`disabled_reason = 'disabled by an admin'`);
-    const [row] = await rows<EventSubscription>(
-      this.db,
-      `UPDATE event_subscriptions SET ${[...sets, 'updated_at = now()'].join(', ')}
-       WHERE id = $1 RETURNING *`,
-      [id, ...columns.map((column) => changes[column])],
-    );
-    if (row && changes.enabled !== undefined) await this.parkLanes([id], !changes.enabled);
-    return row ?? null;
+    // One transaction: a crash between the two cannot leave an enabled subscription's lanes parked.
+    return this.db.transaction(async (manager) => {
+      const [row] = await rows<EventSubscription>(
+        manager,
+        `UPDATE event_subscriptions SET ${[...sets, 'updated_at = now()'].join(', ')}
+         WHERE id = $1 RETURNING *`,
+        [id, ...columns.map((column) => changes[column])],
+      );
+      if (row && changes.enabled !== undefined) {
+        await this.parkLanes([id], !changes.enabled, manager);
+      }
+      return row ?? null;
+    });
   }
 
   /**
@@ -331,9 +343,9 @@ export class EventStore {
    * Parks a disabled subscription's lanes (never due), or wakes an enabled
    * one's; locked in the lane order first, as a finish locks them.
    */
-  private async parkLanes(ids: string[], park: boolean): Promise<void> {
+  private async parkLanes(ids: string[], park: boolean, db: Queryable = this.db): Promise<void> {
     if (ids.length === 0) return;
-    await this.db.query(
+    await db.query(
       `UPDATE event_lanes l SET next_attempt_at = ${park ? `'infinity'` : 'now()'}
        FROM (SELECT subscription_id, lane FROM event_lanes
              WHERE subscription_id = ANY($1::uuid[])
