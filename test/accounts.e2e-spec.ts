@@ -153,6 +153,32 @@ describe('Accounts: admins and operators who log in', () => {
     expect(made.status).toBe(201);
   });
 
+  it('counts failed logins by the username in any case: its variants share one limit', async () => {
+    const variants = [
+      'ana.souza',
+      'Ana.souza',
+      'aNa.souza',
+      'anA.souza',
+      'ana.Souza',
+      'ana.sOuza',
+      'ana.soUza',
+      'ana.souZa',
+      'ana.souzA',
+      'ANA.souza',
+    ];
+    for (const username of variants) {
+      const answer = await http(service.url, 'POST', '/admin/auth/login', {
+        body: { username, password: 'not the password at all' },
+      });
+      expect(answer.status).toBe(401);
+    }
+    const locked = await http(service.url, 'POST', '/admin/auth/login', {
+      body: { username: 'Ana.Souza', password: PASSWORD },
+    });
+    expect(locked.status).toBe(429);
+    expect(locked.body).toMatchObject({ code: 'rate_limited' });
+  });
+
   it('answers a wrong password and an unknown username alike', async () => {
     const wrong = await login('carla', 'not the password at all');
     const unknown = await login('nobody-here', PASSWORD);
@@ -205,6 +231,8 @@ describe('Accounts: admins and operators who log in', () => {
       token,
       body: { disabled: false, role: 'operator', instance_ids: [instanceId] },
     });
+    // Enabled again: the sessions the disable ended stay ended.
+    expect((await listInstances(second.body.token)).status).toBe(401);
     const back = await login('felipe', 'another long passphrase');
     expect(back.body.role).toBe('operator');
     expect((await listInstances(back.body.token)).status).toBe(403);

@@ -11,6 +11,8 @@ export interface Account {
   role: AccountRole;
   password_hash: string;
   password_changed_at: Date;
+  /** Tokens issued before it are void: it moves on a new password and on a disable. */
+  sessions_since: Date;
   disabled_at: Date | null;
   created_at: Date;
   updated_at: Date;

@@ -1,12 +1,14 @@
 import { createHmac } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { argon2id, hash, verify } from 'argon2';
+import pLimit from 'p-limit';
 import { AppException } from '../common/app.exception.js';
 import { ACCOUNT_TOPIC, REQUEST_PATH_CACHE_TTL_MS } from '../common/cache-topics.js';
 import { LocalCache } from '../common/local-cache.js';
 import { AppConfig } from '../config/app-config.js';
+import { InstancesService } from '../instances/instances.service.js';
 import { CacheInvalidationService } from '../redis/cache-invalidation.service.js';
-import { AccountStore, type AccountChanges } from './account.store.js';
+import { AccountStore, type AccountChanges, type AccountConflict } from './account.store.js';
 import type { Account, AccountRole } from './account.types.js';
 
 /**
@@ -15,6 +17,13 @@ import type { Account, AccountRole } from './account.types.js';
  * with a stolen table cannot.
  */
 const HASH_OPTIONS = { type: argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
+
+/**
+ * At most this many hashes at once per process: they run on libuv's four
+ * threads, which file and DNS work share; a flood of logins then queues
+ * instead of starving the rest.
+ */
+const HASHING = pLimit(2);
 
 /** What a valid account token stands for, checked on each request (cached briefly). */
 export interface AccountPrincipal {
@@ -25,23 +34,28 @@ export interface AccountPrincipal {
   instanceIds: string[];
 }
 
+type Cached = { principal: AccountPrincipal; stamp: string } | null;
+
 @Injectable()
 export class AccountsService {
-  /** A hash of nothing, verified against when a username is unknown: a miss takes as long as a wrong password. */
+  /** A hash of nothing, verified against when no account is checked: every login costs one verification. */
   private readonly decoy: Promise<string>;
   /** Accounts by id, as a request needs them; forgotten in every process when one changes. */
-  private readonly principals = new LocalCache<{
-    principal: AccountPrincipal;
-    stamp: string;
-  } | null>(REQUEST_PATH_CACHE_TTL_MS);
+  private readonly principals = new LocalCache<Cached>(REQUEST_PATH_CACHE_TTL_MS);
+  /** Per account, how many times it was forgotten: a read that began before is not cached. */
+  private readonly generations = new Map<string, number>();
 
   constructor(
     private readonly store: AccountStore,
+    private readonly instances: InstancesService,
     private readonly invalidation: CacheInvalidationService,
     private readonly config: AppConfig,
   ) {
-    this.decoy = hash('decoy password, never anyone’s', HASH_OPTIONS);
-    invalidation.on(ACCOUNT_TOPIC, (id) => this.principals.delete(id));
+    this.decoy = HASHING(() => hash('decoy password, never anyone’s', HASH_OPTIONS));
+    invalidation.on(ACCOUNT_TOPIC, (id) => {
+      this.principals.delete(id);
+      this.generations.set(id, (this.generations.get(id) ?? 0) + 1);
+    });
   }
 
   async create(input: {
@@ -59,11 +73,10 @@ export class AccountsService {
       username: input.username,
       display_name: input.display_name,
       role: input.role,
-      password_hash: await hash(input.password, HASH_OPTIONS),
+      password_hash: await HASHING(() => hash(input.password, HASH_OPTIONS)),
       instance_ids: input.instance_ids,
     });
-    if (!created) throw this.exists(input.username);
-    return created;
+    return this.written(created, input.username);
   }
 
   list(): Promise<Account[]> {
@@ -72,7 +85,7 @@ export class AccountsService {
 
   async get(id: string): Promise<Account> {
     const account = await this.store.find(id);
-    if (!account) throw new AppException('account_not_found', `Account ${id} not found`);
+    if (!account) throw this.notFound(id);
     return account;
   }
 
@@ -85,11 +98,14 @@ export class AccountsService {
     const { password, ...rest } = changes;
     const updated = await this.store.update(id, {
       ...rest,
-      ...(password !== undefined ? { password_hash: await hash(password, HASH_OPTIONS) } : {}),
+      ...(password !== undefined
+        ? { password_hash: await HASHING(() => hash(password, HASH_OPTIONS)) }
+        : {}),
     });
-    if (!updated) throw new AppException('account_not_found', `Account ${id} not found`);
+    if (updated === null) throw this.notFound(id);
+    const account = this.written(updated, '');
     await this.invalidation.invalidate(ACCOUNT_TOPIC, id);
-    return updated;
+    return account;
   }
 
   /**
@@ -99,28 +115,36 @@ export class AccountsService {
   async verify(username: string, password: string): Promise<Account | null> {
     const account = await this.store.findByUsername(username);
     if (!account) {
-      await verify(await this.decoy, password);
+      await this.spendVerification(password);
       return null;
     }
-    const right = await verify(account.password_hash, password);
+    const right = await HASHING(() => verify(account.password_hash, password));
     return right && account.disabled_at === null ? account : null;
   }
 
+  /** One verification against nothing: a login that checks no account costs as long as one that does. */
+  async spendVerification(password: string): Promise<void> {
+    const decoy = await this.decoy;
+    await HASHING(() => verify(decoy, password));
+  }
+
   /**
-   * A stamp of the account's current password, keyed with the JWT secret (it
-   * reveals nothing): tokens carry it, and a new password ends the older ones.
+   * A stamp of the account's current sessions, keyed with the JWT secret (it
+   * reveals nothing): tokens carry it, and a new password or a disable ends
+   * the older ones.
    */
-  stamp(account: Pick<Account, 'id' | 'password_changed_at'>): string {
+  stamp(account: Pick<Account, 'id' | 'sessions_since'>): string {
     return createHmac('sha256', this.config.JWT_SECRET)
-      .update(`account\0${account.id}\0${account.password_changed_at.toISOString()}`)
+      .update(`account\0${account.id}\0${account.sessions_since.toISOString()}`)
       .digest('base64url')
       .slice(0, 22);
   }
 
-  /** Who a token for `accountId` with `stamp` is, or null: unknown, disabled, or an older password. */
+  /** Who a token for `accountId` with `stamp` is, or null: unknown, disabled, or older than its sessions. */
   async principal(accountId: string, stamp: string): Promise<AccountPrincipal | null> {
     let cached = this.principals.get(accountId);
     if (cached === undefined) {
+      const generation = this.generations.get(accountId);
       const account = await this.store.find(accountId);
       cached =
         account && account.disabled_at === null
@@ -135,15 +159,26 @@ export class AccountsService {
               },
             }
           : null;
-      this.principals.set(accountId, cached);
+      // A change that landed while this read ran: the next request reads again.
+      if (this.generations.get(accountId) === generation) this.principals.set(accountId, cached);
     }
     return cached && cached.stamp === stamp ? cached.principal : null;
   }
 
   private async checkInstances(ids: string[]): Promise<void> {
-    const found = new Set(await this.store.existingInstances(ids));
-    const missing = ids.find((id) => !found.has(id));
-    if (missing) throw new AppException('instance_not_found', `Instance ${missing} not found`);
+    for (const id of new Set(ids)) await this.instances.get(id);
+  }
+
+  private written(result: Account | AccountConflict, username: string): Account {
+    if (result === 'username_taken') throw this.exists(username);
+    if (result === 'instance_gone') {
+      throw new AppException('instance_not_found', 'An instance in instance_ids no longer exists');
+    }
+    return result;
+  }
+
+  private notFound(id: string): AppException {
+    return new AppException('account_not_found', `Account ${id} not found`);
   }
 
   private exists(username: string): AppException {

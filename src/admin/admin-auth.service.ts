@@ -72,9 +72,14 @@ export class AdminAuthService {
     return true;
   }
 
-  /** A Set-Cookie value marking the browser as known for `username` (the admin's by default). */
+  /**
+   * A Set-Cookie value marking the browser as known for `username` (the
+   * admin's by default; an account's in lower case, as its logins are counted).
+   */
   knownDeviceCookie(username = this.config.ADMIN_USERNAME): string {
-    return this.devices.setCookie(username);
+    return this.devices.setCookie(
+      username === this.config.ADMIN_USERNAME ? username : username.toLowerCase(),
+    );
   }
 
   private matches(username: string, password: string): boolean {
@@ -91,6 +96,8 @@ export class AdminAuthService {
   async login(dto: LoginDto, address: string, cookieHeader?: string): Promise<LoginResponseDto> {
     const expires_in = this.config.JWT_EXPIRES_IN;
     if (sameSecret(dto.username, this.config.ADMIN_USERNAME)) {
+      // As long as an account's login: timing does not single ADMIN_USERNAME out.
+      await this.accounts.spendVerification(dto.password);
       await this.verifyCredentials(dto.username, dto.password, address, cookieHeader);
       const token = await this.jwt.signAsync({
         sub: this.config.ADMIN_USERNAME,
@@ -106,14 +113,16 @@ export class AdminAuthService {
         expires_in,
       };
     }
-    const deviceId = this.devices.knownId(cookieHeader, dto.username);
-    await this.throttle.attempt(address, dto.username, deviceId);
-    const account = await this.accounts.verify(dto.username, dto.password);
+    // Counted by the username in lower case, as accounts are found: "Ana" and "ANA" share limits.
+    const username = dto.username.toLowerCase();
+    const deviceId = this.devices.knownId(cookieHeader, username);
+    await this.throttle.attempt(address, username, deviceId);
+    const account = await this.accounts.verify(username, dto.password);
     if (!account) {
       this.logger.warn({ address }, 'failed login');
       throw new AppException('invalid_credentials', 'Wrong username or password');
     }
-    await this.throttle.succeeded(address, dto.username, deviceId);
+    await this.throttle.succeeded(address, username, deviceId);
     const token = await this.jwt.signAsync({
       sub: account.id,
       typ: ACCOUNT_TOKEN,

@@ -42,6 +42,9 @@ export async function prepared<T>(
   return (await pool.query<T>({ name, text: sql, values: params })).rows;
 }
 
+/** PostgreSQL's code for a foreign-key violation. */
+export const FOREIGN_KEY_VIOLATION = '23503';
+
 /** PostgreSQL's code for a unique-key violation. */
 export const UNIQUE_VIOLATION = '23505';
 

@@ -3,8 +3,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * People who log in: admins besides ADMIN_USERNAME, and operators, who answer
  * customers of the instances listed for them (`account_instances`). A
- * password is stored as its argon2id hash (PHC string); `password_changed_at`
- * ends the tokens issued before it, `disabled_at` all of them.
+ * password is stored as its argon2id hash (PHC string). `sessions_since`
+ * moves on a new password and on a disable: the tokens issued before it end
+ * (a token carries a stamp of it), and re-enabling brings none of them back.
  */
 export class Accounts1795652000000 implements MigrationInterface {
   name = 'Accounts1795652000000';
@@ -18,6 +19,7 @@ export class Accounts1795652000000 implements MigrationInterface {
         role varchar(10) NOT NULL CHECK (role IN ('admin', 'operator')),
         password_hash varchar(200) NOT NULL,
         password_changed_at timestamptz NOT NULL DEFAULT now(),
+        sessions_since timestamptz NOT NULL DEFAULT now(),
         disabled_at timestamptz,
         created_at timestamptz NOT NULL DEFAULT now(),
         updated_at timestamptz NOT NULL DEFAULT now()
