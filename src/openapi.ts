@@ -107,6 +107,14 @@ export function operationIdFor(controllerKey: string, methodKey: string): string
  * and of a JSON body; a description for every response.
  */
 function completeOperation(path: string, operation: OperationObject): void {
+  // A route's decorator may name a scheme its class names too (@InboxAuth() in an @ApiKeyAuth() class).
+  if (operation.security) {
+    const seen = new Set<string>();
+    operation.security = operation.security.filter((requirement) => {
+      const key = JSON.stringify(requirement);
+      return !seen.has(key) && seen.add(key);
+    });
+  }
   const schemes = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
   if (schemes.includes(PUBLIC_SECURITY)) {
     if (schemes.length > 1) throw new Error(`${path} is both public and authenticated`);

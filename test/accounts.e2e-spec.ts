@@ -195,6 +195,68 @@ describe('Accounts: admins and operators who log in', () => {
     }
   });
 
+  it("reads the inbox of an operator's instances with its token, and of no other", async () => {
+    const other = await createInstance(service.url, token, '300000000002', 'Other store');
+    const created = await createAccount({
+      username: 'gabi',
+      display_name: 'Gabi',
+      role: 'operator',
+      password: PASSWORD,
+      instance_ids: [instanceId],
+    });
+    expect(created.status).toBe(201);
+    const operator = (await login('gabi', PASSWORD)).body.token;
+    const read = (path: string, as = operator) => http(service.url, 'GET', path, { token: as });
+
+    // Its one instance: named or not.
+    expect((await read(`/contacts?instance_id=${instanceId}`)).status).toBe(200);
+    expect((await read('/contacts')).status).toBe(200);
+    const conversation = await read(`/contacts/5511999990000/messages?instance_id=${instanceId}`);
+    expect(conversation.status).toBe(404);
+    expect(conversation.body).toMatchObject({ code: 'contact_not_found' });
+    const message = await read(`/messages/wamid.none?instance_id=${instanceId}`);
+    expect(message.body).toMatchObject({ code: 'message_not_found' });
+
+    // Another instance, or one that does not exist: 403 alike.
+    for (const id of [other, '00000000-0000-4000-8000-000000000000']) {
+      const refused = await read(`/contacts?instance_id=${id}`);
+      expect(refused.status).toBe(403);
+      expect(refused.body).toMatchObject({ code: 'instance_forbidden' });
+    }
+    expect((await read(`/contacts/5511999990000/messages?instance_id=${other}`)).status).toBe(403);
+    expect((await read(`/messages/wamid.none?instance_id=${other}`)).status).toBe(403);
+
+    // An admin account reads any instance; a send stays an API key's.
+    const admin = (await login('carla', PASSWORD)).body.token;
+    expect((await read(`/contacts?instance_id=${other}`, admin)).status).toBe(200);
+    const send = await http(service.url, 'POST', '/send/text', {
+      token: operator,
+      body: { instance_id: instanceId, to: '5511999990000', text: { body: 'hi' } },
+    });
+    expect(send.status).toBe(401);
+
+    // Its instances changed: the next request sees it.
+    await http(service.url, 'PATCH', `/admin/accounts/${created.body.id}`, {
+      token,
+      body: { instance_ids: [other] },
+    });
+    expect((await read(`/contacts?instance_id=${instanceId}`)).status).toBe(403);
+    expect((await read(`/contacts?instance_id=${other}`)).status).toBe(200);
+
+    // Two instances: a request names one; a malformed one is a 400, not a 403.
+    await http(service.url, 'PATCH', `/admin/accounts/${created.body.id}`, {
+      token,
+      body: { instance_ids: [instanceId, other] },
+    });
+    const unnamed = await read('/contacts');
+    expect(unnamed.status).toBe(400);
+    expect(unnamed.body).toMatchObject({
+      code: 'validation_failed',
+      details: [{ field: 'instance_id' }],
+    });
+    expect((await read('/contacts?instance_id=42')).status).toBe(400);
+  });
+
   it('a new password ends the sessions opened with the old one; a disabled account is logged out and cannot log in', async () => {
     const created = await createAccount({
       username: 'felipe',

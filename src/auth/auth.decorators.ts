@@ -5,7 +5,7 @@ import { ApiBearerAuth, ApiSecurity } from '@nestjs/swagger';
 export const AUTH_KIND_KEY = 'auth-kind';
 
 /** Who may call a route. A route that declares none is refused (deny by default). */
-export type AuthKind = 'public' | 'admin' | 'api_key';
+export type AuthKind = 'public' | 'admin' | 'api_key' | 'inbox';
 
 /**
  * The security requirement that marks a public route in the generated
@@ -28,6 +28,18 @@ export const AdminAuth = (): ClassDecorator & MethodDecorator =>
 /** Client route: an API key, which also selects the instance the request acts on (documented as such). */
 export const ApiKeyAuth = (): ClassDecorator & MethodDecorator =>
   applyDecorators(SetMetadata(AUTH_KIND_KEY, 'api_key'), ApiBearerAuth('api-key'));
+
+/**
+ * Inbox route (reading contacts and conversations): an API key, or the token
+ * of a person who logged in, an admin or an operator of the instance the
+ * request names (documented as both).
+ */
+export const InboxAuth = (): ClassDecorator & MethodDecorator =>
+  applyDecorators(
+    SetMetadata(AUTH_KIND_KEY, 'inbox'),
+    ApiBearerAuth('api-key'),
+    ApiBearerAuth('admin-jwt'),
+  );
 
 export const INSTANCE_FROM_FORM_KEY = 'instance-from-form';
 

@@ -1,8 +1,10 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { isUUID } from 'class-validator';
 import { AuthGuard as PassportAuthGuard } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
 import { AppException } from '../common/app.exception.js';
+import { sameSecret } from '../common/secrets.js';
 import { INSTANCE_FROM_FORM_KEY, routeAuthKind } from './auth.decorators.js';
 import { AppConfig } from '../config/app-config.js';
 import { RateLimiter } from '../redis/rate-limiter.js';
@@ -28,6 +30,9 @@ function bearerToken(request: FastifyRequest): string | null {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   return match ? match[1] : null;
 }
+
+/** Three base64url parts: a JWT (an API key has no dots). */
+const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]+$/;
 
 function requestedInstanceId(request: FastifyRequest): unknown {
   const query = request.query as Record<string, unknown> | undefined;
@@ -63,6 +68,15 @@ export class AuthGuard implements CanActivate {
       if (user?.role !== 'admin') throw new AppException('forbidden', 'This route is for admins');
       return true;
     }
+    if (kind === 'inbox') {
+      const request = context.switchToHttp().getRequest<FastifyRequest>();
+      const token = bearerToken(request);
+      // A global API_KEY shaped like a JWT stays an API key.
+      const person = token !== null && JWT_SHAPE.test(token) && !this.isGlobalKey(token);
+      if (person) await this.authenticatePerson(context, request);
+      else await this.authenticateClient(request, false);
+      return true;
+    }
     if (kind === 'api_key') {
       const request = context.switchToHttp().getRequest<FastifyRequest>();
       const fromForm = this.reflector.get<boolean | undefined>(
@@ -75,13 +89,61 @@ export class AuthGuard implements CanActivate {
     throw new AppException('unauthorized', 'This route accepts no credentials');
   }
 
-  private async authenticateClient(request: FastifyRequest, fromForm: boolean): Promise<void> {
-    const token = bearerToken(request);
-    if (!token) {
-      throw new AppException('unauthorized', 'Missing API key (Authorization: Bearer <key>)');
+  /**
+   * A person's token on an inbox route: an admin reaches every instance, an
+   * operator those it answers for (the only one, when it names none); another
+   * answers 403 whether it exists or not.
+   */
+  private async authenticatePerson(
+    context: ExecutionContext,
+    request: FastifyRequest & { user?: AdminPrincipal },
+  ): Promise<void> {
+    await this.jwtGuard.canActivate(context);
+    const user = request.user!;
+    await this.limit(`account:${user.accountId ?? 'admin'}`, 'This account');
+    const named = requestedInstanceId(request);
+    let requested = named;
+    // A malformed instance_id is left to the resolver's 400.
+    if (
+      user.role === 'operator' &&
+      (named === undefined || (typeof named === 'string' && isUUID(named)))
+    ) {
+      const wanted =
+        typeof named === 'string'
+          ? named
+          : user.instanceIds.length === 1
+            ? user.instanceIds[0]
+            : undefined;
+      if (wanted === undefined) {
+        throw AppException.validation([
+          {
+            field: 'instance_id',
+            message: 'is required (this account answers for several instances)',
+          },
+        ]);
+      }
+      if (!user.instanceIds.includes(wanted)) {
+        throw new AppException(
+          'instance_forbidden',
+          `This account does not answer for instance ${wanted}`,
+        );
+      }
+      requested = wanted;
     }
-    const principal = await this.apiKeys.authenticate(token);
-    const waitMs = await this.limiter.take(`api-key:${principal.apiKeyId ?? 'global'}`, {
+    const instance = await this.resolver.resolve(
+      { apiKeyId: null, boundInstanceId: null },
+      requested,
+    );
+    request.client = { apiKeyId: null, instance };
+  }
+
+  private isGlobalKey(token: string): boolean {
+    return this.config.API_KEY !== undefined && sameSecret(token, this.config.API_KEY);
+  }
+
+  /** 429 once the caller is over API_KEY_RATE_LIMIT, counted across processes. */
+  private async limit(key: string, who: string): Promise<void> {
+    const waitMs = await this.limiter.take(key, {
       perSecond: this.config.apiKeyRateLimit,
       burst: this.config.apiKeyRateBurst,
     });
@@ -89,11 +151,20 @@ export class AuthGuard implements CanActivate {
       const seconds = Math.ceil(waitMs / 1000);
       throw new AppException(
         'rate_limited',
-        `This API key is over its limit of ${this.config.apiKeyRateLimit} requests per second; retry in ${seconds} s`,
+        `${who} is over its limit of ${this.config.apiKeyRateLimit} requests per second; retry in ${seconds} s`,
         undefined,
         { 'retry-after': String(seconds) },
       );
     }
+  }
+
+  private async authenticateClient(request: FastifyRequest, fromForm: boolean): Promise<void> {
+    const token = bearerToken(request);
+    if (!token) {
+      throw new AppException('unauthorized', 'Missing API key (Authorization: Bearer <key>)');
+    }
+    const principal = await this.apiKeys.authenticate(token);
+    await this.limit(`api-key:${principal.apiKeyId ?? 'global'}`, 'This API key');
     if (fromForm) {
       request.apiKeyPrincipal = principal;
       return;

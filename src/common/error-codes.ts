@@ -49,7 +49,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   invalid_signature: 'a webhook delivery with a missing or wrong x-hub-signature-256',
   forbidden:
     "the queue dashboard refused a change from another page, or an operator's token on a route for admins",
-  instance_forbidden: 'an API key bound to one instance used for another',
+  instance_forbidden:
+    "an API key bound to one instance used for another, or an operator's token for an instance it does not answer for",
   invalid_verify_token: 'the webhook subscription check with a wrong verify token',
   not_found: 'no such route or resource',
   instance_not_found: 'no instance with that id',

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { ApiKeyAuth } from '../auth/auth.decorators.js';
+import { ApiKeyAuth, InboxAuth } from '../auth/auth.decorators.js';
 import { ClientInstance } from '../auth/client-context.js';
 import { BAD_CURSOR } from '../common/time-id-cursor.js';
 import { ApiErrors, invalidRequest } from '../common/api-errors.js';
@@ -21,6 +21,7 @@ import {
 export class ContactsController {
   constructor(private readonly contacts: ContactsService) {}
 
+  @InboxAuth()
   @Get()
   @ApiOperation({
     operationId: 'listContacts',

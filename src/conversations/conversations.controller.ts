@@ -1,6 +1,6 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import { ApiKeyAuth } from '../auth/auth.decorators.js';
+import { ApiKeyAuth, InboxAuth } from '../auth/auth.decorators.js';
 import { ClientInstance } from '../auth/client-context.js';
 import { ApiErrors, invalidRequest } from '../common/api-errors.js';
 import { CONTACT_KEY_PARAM, CONTACT_NOT_FOUND } from '../contacts/contact-docs.js';
@@ -14,6 +14,7 @@ import { ConversationPageDto, ConversationQueryDto } from './dto/conversation.dt
 export class ConversationsController {
   constructor(private readonly conversations: ConversationsService) {}
 
+  @InboxAuth()
   @Get(':key/messages')
   @ApiOperation({
     operationId: 'getConversation',

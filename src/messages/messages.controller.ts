@@ -4,7 +4,7 @@ import { ClientInstance } from '../auth/client-context.js';
 import { ApiErrors, invalidRequest } from '../common/api-errors.js';
 import { AppException } from '../common/app.exception.js';
 import { InstanceScopedDto } from '../common/instance-scoped.dto.js';
-import { ApiKeyAuth } from '../auth/auth.decorators.js';
+import { ApiKeyAuth, InboxAuth } from '../auth/auth.decorators.js';
 import type { Instance } from '../instances/instance.types.js';
 import { MessageDto } from './dto/message.dto.js';
 import { MessagesService } from './messages.service.js';
@@ -15,6 +15,7 @@ import { MessagesService } from './messages.service.js';
 export class MessagesController {
   constructor(private readonly messages: MessagesService) {}
 
+  @InboxAuth()
   @Get(':wamid')
   @ApiOperation({
     operationId: 'getMessage',
