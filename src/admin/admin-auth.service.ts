@@ -90,8 +90,8 @@ export class AdminAuthService {
 
   /**
    * ADMIN_USERNAME, or an enabled account (admin or operator), under the same
-   * failure limits; the token names the account and its password's stamp, so
-   * a new password or a disable ends it.
+   * failure limits; the token names the account and a stamp of its sessions,
+   * so a new password or a disable ends it.
    */
   async login(dto: LoginDto, address: string, cookieHeader?: string): Promise<LoginResponseDto> {
     const expires_in = this.config.JWT_EXPIRES_IN;

@@ -43,7 +43,7 @@ function requestedInstanceId(request: FastifyRequest): unknown {
 
 /**
  * The one global guard. Every route declares who may call it (@Public,
- * @AdminAuth, @ApiKeyAuth); a route that declares nothing is refused.
+ * @AdminAuth, @ApiKeyAuth, @InboxAuth); a route that declares nothing is refused.
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
