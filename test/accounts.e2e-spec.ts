@@ -208,8 +208,9 @@ describe('Accounts: admins and operators who log in', () => {
     const operator = (await login('gabi', PASSWORD)).body.token;
     const read = (path: string, as = operator) => http(service.url, 'GET', path, { token: as });
 
-    // Its one instance: named or not.
+    // Its one instance: named (in any case) or not.
     expect((await read(`/contacts?instance_id=${instanceId}`)).status).toBe(200);
+    expect((await read(`/contacts?instance_id=${instanceId.toUpperCase()}`)).status).toBe(200);
     expect((await read('/contacts')).status).toBe(200);
     const conversation = await read(`/contacts/5511999990000/messages?instance_id=${instanceId}`);
     expect(conversation.status).toBe(404);
@@ -255,6 +256,15 @@ describe('Accounts: admins and operators who log in', () => {
       details: [{ field: 'instance_id' }],
     });
     expect((await read('/contacts?instance_id=42')).status).toBe(400);
+
+    // None: nothing to read.
+    await http(service.url, 'PATCH', `/admin/accounts/${created.body.id}`, {
+      token,
+      body: { instance_ids: [] },
+    });
+    const none = await read('/contacts');
+    expect(none.status).toBe(403);
+    expect(none.body).toMatchObject({ code: 'instance_forbidden' });
   });
 
   it('a new password ends the sessions opened with the old one; a disabled account is logged out and cannot log in', async () => {

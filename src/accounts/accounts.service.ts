@@ -42,8 +42,8 @@ export class AccountsService {
   private readonly decoy: Promise<string>;
   /** Accounts by id, as a request needs them; forgotten in every process when one changes. */
   private readonly principals = new LocalCache<Cached>(REQUEST_PATH_CACHE_TTL_MS);
-  /** Per account, how many times it was forgotten: a read that began before is not cached. */
-  private readonly generations = new Map<string, number>();
+  /** How many times any account was forgotten (all at once on a reconnect): a read that began before is not cached. */
+  private generation = 0;
 
   constructor(
     private readonly store: AccountStore,
@@ -54,7 +54,7 @@ export class AccountsService {
     this.decoy = HASHING(() => hash('decoy password, never anyone’s', HASH_OPTIONS));
     invalidation.on(ACCOUNT_TOPIC, (id) => {
       this.principals.delete(id);
-      this.generations.set(id, (this.generations.get(id) ?? 0) + 1);
+      this.generation++;
     });
   }
 
@@ -144,7 +144,7 @@ export class AccountsService {
   async principal(accountId: string, stamp: string): Promise<AccountPrincipal | null> {
     let cached = this.principals.get(accountId);
     if (cached === undefined) {
-      const generation = this.generations.get(accountId);
+      const generation = this.generation;
       const account = await this.store.find(accountId);
       cached =
         account && account.disabled_at === null
@@ -160,7 +160,7 @@ export class AccountsService {
             }
           : null;
       // A change that landed while this read ran: the next request reads again.
-      if (this.generations.get(accountId) === generation) this.principals.set(accountId, cached);
+      if (this.generation === generation) this.principals.set(accountId, cached);
     }
     return cached && cached.stamp === stamp ? cached.principal : null;
   }

@@ -33,9 +33,12 @@ export class AdminAuthService {
     password: string,
     address: string,
     cookieHeader?: string,
+    asLongAsAnAccount = false,
   ): Promise<void> {
     const deviceId = this.devices.knownId(cookieHeader, username);
     await this.throttle.attempt(address, username, deviceId);
+    // Once counted (a refused address spends nothing), as long as an account's login.
+    if (asLongAsAnAccount) await this.accounts.spendVerification(password);
     if (!this.matches(username, password)) {
       this.logger.warn({ address }, 'failed admin login');
       throw new AppException('invalid_credentials', 'Wrong username or password');
@@ -97,8 +100,7 @@ export class AdminAuthService {
     const expires_in = this.config.JWT_EXPIRES_IN;
     if (sameSecret(dto.username, this.config.ADMIN_USERNAME)) {
       // As long as an account's login: timing does not single ADMIN_USERNAME out.
-      await this.accounts.spendVerification(dto.password);
-      await this.verifyCredentials(dto.username, dto.password, address, cookieHeader);
+      await this.verifyCredentials(dto.username, dto.password, address, cookieHeader, true);
       const token = await this.jwt.signAsync({
         sub: this.config.ADMIN_USERNAME,
         [CREDENTIALS_CLAIM]: credentialsStamp(this.config),

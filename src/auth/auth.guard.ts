@@ -103,14 +103,17 @@ export class AuthGuard implements CanActivate {
     await this.limit(`account:${user.accountId ?? 'admin'}`, 'This account');
     const named = requestedInstanceId(request);
     let requested = named;
-    // A malformed instance_id is left to the resolver's 400.
+    // Anyone but an admin is held to its instances; a malformed id is left to the resolver's 400.
     if (
-      user.role === 'operator' &&
+      user.role !== 'admin' &&
       (named === undefined || (typeof named === 'string' && isUUID(named)))
     ) {
+      if (user.instanceIds.length === 0) {
+        throw new AppException('instance_forbidden', 'This account answers for no instance');
+      }
       const wanted =
         typeof named === 'string'
-          ? named
+          ? named.toLowerCase()
           : user.instanceIds.length === 1
             ? user.instanceIds[0]
             : undefined;

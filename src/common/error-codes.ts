@@ -82,7 +82,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
     'an event replay did not finish within EVENT_REPLAY_TIMEOUT_MS and was rolled back (nothing queued): replay a shorter range',
   platform_rejected:
     'the platform refused the request; `details` carries its code, message and fbtrace_id',
-  rate_limited: 'too many requests (API key, failed logins, verification codes); see Retry-After',
+  rate_limited:
+    "too many requests (an API key's or a person's token, failed logins, verification codes); see Retry-After",
   platform_rate_limited: 'the platform throttles the number; see Retry-After',
   internal_error: 'anything else; the log holds the detail under the request id',
   platform_unavailable: 'the platform failed (5xx, timeout, connection) after retries',

@@ -5,7 +5,8 @@ import { IsOptional, IsUUID } from 'class-validator';
 export class InstanceScopedDto {
   @ApiPropertyOptional({
     format: 'uuid',
-    description: 'The instance to act on; may be left out when the API key is bound to one',
+    description:
+      "The instance to act on; may be left out when the API key is bound to one, or (the inbox's reads) when an operator's token answers for one only",
   })
   @IsOptional()
   @IsUUID('all', { message: 'must be a UUID' })
