@@ -76,6 +76,30 @@ const SCHEME_ERRORS: Record<string, DocumentedError[]> = {
   ],
 };
 
+/** What a person's token may also be answered on the inbox's reads (both schemes). */
+const PERSON_ERRORS: DocumentedError[] = [
+  {
+    error: new AppException(
+      'instance_forbidden',
+      `This account does not answer for instance ${EXAMPLE_ID}`,
+    ),
+    summary: "an operator's token for another instance",
+  },
+  {
+    error: AppException.validation([
+      { field: 'instance_id', message: 'is required (this account answers for several instances)' },
+    ]),
+    summary: 'no instance_id, from an operator of several instances',
+  },
+  {
+    error: new AppException(
+      'rate_limited',
+      'This account is over its limit of 160 requests per second; retry in 1 s',
+    ),
+    summary: "a person's token over API_KEY_RATE_LIMIT",
+  },
+];
+
 /**
  * What every route but the health probes answers while the process waits, at
  * start, for PostgreSQL or Redis to answer (src/startup/standby.ts).
@@ -127,6 +151,9 @@ function completeOperation(path: string, operation: OperationObject): void {
     }
   }
   for (const scheme of schemes) addErrorResponses(operation.responses, SCHEME_ERRORS[scheme] ?? []);
+  if (schemes.includes('api-key') && schemes.includes('admin-jwt')) {
+    addErrorResponses(operation.responses, PERSON_ERRORS);
+  }
   if (!path.startsWith('/health')) addErrorResponses(operation.responses, [STARTING]);
   const body = operation.requestBody;
   // A route that takes its body as raw bytes never parses it.

@@ -175,6 +175,13 @@ describe('OpenAPI document', () => {
       }
     }
     expect(both.sort()).toEqual(['getConversation', 'getMessage', 'listContacts']);
+    // Each of them shows what an operator's token may be answered.
+    for (const { operation } of operations(document)) {
+      if (!both.includes(operation.operationId!)) continue;
+      expect(JSON.stringify(operation.responses['403'])).toContain(
+        'This account does not answer for instance',
+      );
+    }
     expect(document.components.securitySchemes['api-key']).toEqual({
       type: 'http',
       scheme: 'bearer',
