@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from 'pg';
 import { DataSource } from 'typeorm';
+import { laneOrder } from '../../src/database/lock-order.js';
 import { sqlState } from '../../src/database/sql.js';
 import { ContactStore } from '../../src/contacts/contact.store.js';
 import { EventStore } from '../../src/events/event.store.js';
@@ -443,6 +444,31 @@ describe('lock order: the cases', () => {
       [subscriptionId],
     );
 
+  const deliveriesOf = (subscriptionId: string) =>
+    context.db.query<{ seq: string; state: string }>(
+      'SELECT seq, state FROM event_deliveries WHERE subscription_id = $1 ORDER BY seq',
+      [subscriptionId],
+    );
+
+  /** A lane, as EventStore.finish (event_lanes_finish) locks the lanes it releases. */
+  const lockLane = (holder: Client, subscriptionId: string, lane: string) =>
+    holder.query(
+      'SELECT 1 FROM event_lanes WHERE subscription_id = $1 AND lane = $2 FOR NO KEY UPDATE',
+      [subscriptionId, lane],
+    );
+
+  /** EventStore.delete's first two steps: the subscription, then its lanes in the lane order. */
+  const lockForDelete = {
+    subscription: (holder: Client, subscriptionId: string) =>
+      holder.query('SELECT id FROM event_subscriptions WHERE id = $1 FOR UPDATE', [subscriptionId]),
+    lanes: (holder: Client, subscriptionId: string) =>
+      holder.query(
+        `SELECT 1 FROM event_lanes l WHERE l.subscription_id = $1
+         ORDER BY ${laneOrder('l')} FOR UPDATE`,
+        [subscriptionId],
+      ),
+  };
+
   it('an admin deleting a subscription, against the dispatcher finishing one of its lanes', async () => {
     const instanceId = await insertInstance(context.db);
     const { subscriptionId, lanes } = await subscriptionWithTwoLanes(
@@ -457,11 +483,7 @@ describe('lock order: the cases', () => {
 
     const { holder, holderPid } = await openHolder();
     // A lane's holder (as a finish that began before the delete holds it)...
-    const locked = await holder.query(
-      'SELECT 1 FROM event_lanes WHERE subscription_id = $1 AND lane = $2 FOR NO KEY UPDATE',
-      [subscriptionId, lanes[0]],
-    );
-    expect(locked.rowCount).toBe(1);
+    expect((await lockLane(holder, subscriptionId, lanes[0])).rowCount).toBe(1);
     const { failures, result } = await withWriter((source, pid) =>
       collide(
         holder,
@@ -482,11 +504,7 @@ describe('lock order: the cases', () => {
     expect(failures).toEqual([]);
     expect(result).toBe(true);
     expect(await lanesOf(subscriptionId)).toEqual([]);
-    expect(
-      await context.db.query('SELECT seq FROM event_deliveries WHERE subscription_id = $1', [
-        subscriptionId,
-      ]),
-    ).toEqual([]);
+    expect(await deliveriesOf(subscriptionId)).toEqual([]);
   });
 
   it('the dispatcher finishing a subscription’s lanes, against an admin deleting it', async () => {
@@ -504,11 +522,7 @@ describe('lock order: the cases', () => {
 
     const { holder, holderPid } = await openHolder();
     // The delete's first step (EventStore.delete): the subscription...
-    const locked = await holder.query(
-      'SELECT id FROM event_subscriptions WHERE id = $1 FOR UPDATE',
-      [subscriptionId],
-    );
-    expect(locked.rowCount).toBe(1);
+    expect((await lockForDelete.subscription(holder, subscriptionId)).rowCount).toBe(1);
     const { failures } = await withWriter((source, pid) =>
       collide(
         holder,
@@ -537,22 +551,15 @@ describe('lock order: the cases', () => {
             [],
           ),
         // ...then its lanes, in the lane order (and the admin thinks better of it).
-        () =>
-          holder.query(
-            `SELECT 1 FROM event_lanes l WHERE l.subscription_id = $1
-             ORDER BY l.subscription_id, l.lane FOR UPDATE`,
-            [subscriptionId],
-          ),
+        () => lockForDelete.lanes(holder, subscriptionId),
       ),
     );
 
     expect(failures).toEqual([]);
-    expect(
-      await context.db.query(
-        'SELECT state FROM event_deliveries WHERE subscription_id = $1 ORDER BY seq',
-        [subscriptionId],
-      ),
-    ).toEqual([{ state: 'delivered' }, { state: 'delivered' }]);
+    expect((await deliveriesOf(subscriptionId)).map(({ state }) => ({ state }))).toEqual([
+      { state: 'delivered' },
+      { state: 'delivered' },
+    ]);
     expect(await lanesOf(subscriptionId)).toEqual([]);
   });
 
@@ -573,14 +580,8 @@ describe('lock order: the cases', () => {
 
     const { holder, holderPid } = await openHolder();
     // The delete's first steps (EventStore.delete): the subscription, then its lanes...
-    await holder.query('SELECT id FROM event_subscriptions WHERE id = $1 FOR UPDATE', [
-      subscriptionId,
-    ]);
-    await holder.query(
-      `SELECT 1 FROM event_lanes l WHERE l.subscription_id = $1
-       ORDER BY l.subscription_id, l.lane FOR UPDATE`,
-      [subscriptionId],
-    );
+    await lockForDelete.subscription(holder, subscriptionId);
+    await lockForDelete.lanes(holder, subscriptionId);
     const { failures, result } = await withWriter((source, pid) =>
       collide(
         holder,
@@ -595,11 +596,7 @@ describe('lock order: the cases', () => {
 
     expect(failures).toEqual([]);
     expect(result).toBe(false);
-    expect(
-      await context.db.query('SELECT id FROM event_deliveries WHERE subscription_id = $1', [
-        subscriptionId,
-      ]),
-    ).toEqual([]);
+    expect(await deliveriesOf(subscriptionId)).toEqual([]);
   });
 
   it('a send whose event fans out to a subscription an admin is deleting', async () => {
@@ -643,13 +640,8 @@ describe('lock order: the cases', () => {
     );
 
     const { holder, holderPid } = await openHolder();
-    const lockLane = (lane: string) =>
-      holder.query(
-        // As EventStore.finish (event_lanes_finish) locks the lanes it releases, in the lane order.
-        'SELECT 1 FROM event_lanes WHERE subscription_id = $1 AND lane = $2 FOR NO KEY UPDATE',
-        [subscriptionId, lane],
-      );
-    expect((await lockLane(lanes[0])).rowCount).toBe(1);
+    // A finish's lanes, in the lane order: the first...
+    expect((await lockLane(holder, subscriptionId, lanes[0])).rowCount).toBe(1);
     const { failures } = await withWriter((source, pid) =>
       collide(
         holder,
@@ -658,7 +650,7 @@ describe('lock order: the cases', () => {
         // ...while an admin disables the subscription (its lanes parked)...
         () => new EventStore(source).update(subscriptionId, { enabled: false }),
         // ...then the second lane.
-        () => lockLane(lanes[1]),
+        () => lockLane(holder, subscriptionId, lanes[1]),
       ),
     );
 
