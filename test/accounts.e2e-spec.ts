@@ -227,14 +227,15 @@ describe('Accounts: admins and operators who log in', () => {
     expect((await read(`/contacts/5511999990000/messages?instance_id=${other}`)).status).toBe(403);
     expect((await read(`/messages/wamid.none?instance_id=${other}`)).status).toBe(403);
 
-    // An admin account reads any instance; a send stays an API key's.
+    // An admin account reads any instance; an operator sends for its own only.
     const admin = (await login('carla', PASSWORD)).body.token;
     expect((await read(`/contacts?instance_id=${other}`, admin)).status).toBe(200);
     const send = await http(service.url, 'POST', '/send/text', {
       token: operator,
-      body: { instance_id: instanceId, to: '5511999990000', text: { body: 'hi' } },
+      body: { instance_id: other, to: '5511999990000', body: 'hi' },
     });
-    expect(send.status).toBe(401);
+    expect(send.status).toBe(403);
+    expect(send.body).toMatchObject({ code: 'instance_forbidden' });
 
     // Its instances changed: the next request sees it.
     await http(service.url, 'PATCH', `/admin/accounts/${created.body.id}`, {

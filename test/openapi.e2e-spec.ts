@@ -103,7 +103,10 @@ describe('OpenAPI document', () => {
         });
       }
     }
-    expect(document.paths['/send/text'].post.security).toEqual([{ 'api-key': [] }]);
+    expect(document.paths['/send/text'].post.security).toEqual([
+      { 'api-key': [] },
+      { 'admin-jwt': [] },
+    ]);
     // A worked example for each send type.
     for (const kind of SEND_KINDS) {
       const body = document.paths[`/send/${kind}`].post.requestBody;
@@ -174,7 +177,19 @@ describe('OpenAPI document', () => {
         both.push(operation.operationId!);
       }
     }
-    expect(both.sort()).toEqual(['getConversation', 'getMessage', 'listContacts']);
+    // The inbox: what a person who logged in reads and does, besides a client's key.
+    expect(both.sort()).toEqual(
+      [
+        'downloadMedia',
+        'endHandoff',
+        'getConversation',
+        'getMessage',
+        'listContacts',
+        ...SEND_KINDS.map((kind) => `send${kind[0].toUpperCase()}${kind.slice(1)}`),
+        'startHandoff',
+        'uploadMedia',
+      ].sort(),
+    );
     // Each of them shows what an operator's token may be answered.
     for (const { operation } of operations(document)) {
       if (!both.includes(operation.operationId!)) continue;

@@ -18,3 +18,13 @@ export interface Account {
   updated_at: Date;
   instance_ids: string[];
 }
+
+/**
+ * A person who logged in, as what they send and the pauses they start record
+ * them: the account (null for ADMIN_USERNAME, which has none) and its display
+ * name at the time.
+ */
+export interface PersonRef {
+  accountId: string | null;
+  displayName: string;
+}

@@ -68,22 +68,18 @@ export class AuthGuard implements CanActivate {
       if (user?.role !== 'admin') throw new AppException('forbidden', 'This route is for admins');
       return true;
     }
-    if (kind === 'inbox') {
+    if (kind === 'inbox' || kind === 'api_key') {
       const request = context.switchToHttp().getRequest<FastifyRequest>();
+      const fromForm =
+        this.reflector.get<boolean | undefined>(INSTANCE_FROM_FORM_KEY, context.getHandler()) ===
+        true;
       const token = bearerToken(request);
       // A global API_KEY shaped like a JWT stays an API key.
-      const person = token !== null && JWT_SHAPE.test(token) && !this.isGlobalKey(token);
+      const person =
+        kind === 'inbox' && token !== null && JWT_SHAPE.test(token) && !this.isGlobalKey(token);
+      // A person's instance comes from the query (a multipart form is read by the handler).
       if (person) await this.authenticatePerson(context, request);
-      else await this.authenticateClient(request, false);
-      return true;
-    }
-    if (kind === 'api_key') {
-      const request = context.switchToHttp().getRequest<FastifyRequest>();
-      const fromForm = this.reflector.get<boolean | undefined>(
-        INSTANCE_FROM_FORM_KEY,
-        context.getHandler(),
-      );
-      await this.authenticateClient(request, fromForm === true);
+      else await this.authenticateClient(request, fromForm);
       return true;
     }
     throw new AppException('unauthorized', 'This route accepts no credentials');
@@ -137,7 +133,11 @@ export class AuthGuard implements CanActivate {
       { apiKeyId: null, boundInstanceId: null },
       requested,
     );
-    request.client = { apiKeyId: null, instance };
+    request.client = {
+      apiKeyId: null,
+      instance,
+      person: { accountId: user.accountId, displayName: user.displayName },
+    };
   }
 
   private isGlobalKey(token: string): boolean {

@@ -1,13 +1,16 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
+import type { PersonRef } from '../accounts/account.types.js';
 import type { Instance } from '../instances/instance.types.js';
 import type { ApiKeyPrincipal } from './api-keys.service.js';
 
-/** Who called an API-key route, and the (active) instance the request acts on. */
+/** Who called an API-key or inbox route, and the (active) instance the request acts on. */
 export interface ClientContext {
-  /** null for the global API_KEY. */
+  /** null for the global API_KEY, and for a person. */
   apiKeyId: string | null;
   instance: Instance;
+  /** On an inbox route called with a person's token: who. */
+  person?: PersonRef;
 }
 
 declare module 'fastify' {
@@ -25,4 +28,13 @@ export const ClientInstance = createParamDecorator(
     if (!client) throw new Error('ClientInstance used on a route without @ApiKeyAuth()');
     return client.instance;
   },
+);
+
+/**
+ * The person who called an inbox route with their token, or null for an API
+ * key: what they send and the pauses they start are recorded as theirs.
+ */
+export const CallingPerson = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): PersonRef | null =>
+    context.switchToHttp().getRequest<FastifyRequest>().client?.person ?? null,
 );

@@ -219,9 +219,12 @@ BEGIN
     'paused', n.handoff_until IS NOT NULL AND n.handoff_until > now(),
     'until', mc_iso(n.handoff_until), 'since', mc_iso(n.handoff_since),
     'reason', n.handoff_reason, 'by', n.handoff_by,
+    'account', CASE WHEN n.handoff_account_name IS NOT NULL THEN jsonb_build_object(
+      'id', n.handoff_account_id, 'display_name', n.handoff_account_name) END,
     'contact', jsonb_build_object('wa_id', n.wa_id, 'user_id', n.user_id, 'name', n.name))
   FROM after_rows n JOIN before_rows o ON o.id = n.id
   WHERE o.handoff_until IS DISTINCT FROM n.handoff_until OR o.handoff_by IS DISTINCT FROM n.handoff_by
+     OR o.handoff_account_name IS DISTINCT FROM n.handoff_account_name
   ORDER BY ${contactOrder('n')};
   RETURN NULL;
 END $$`,

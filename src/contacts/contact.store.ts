@@ -5,7 +5,19 @@ import { DataSource } from 'typeorm';
 import { contactOrder, lockContactKeys } from '../database/lock-order.js';
 import { epochMicros, prepared, rows } from '../database/sql.js';
 import type { IdentityChange, IdentityRow } from './contact-identity.js';
+import type { PersonRef } from '../accounts/account.types.js';
 import type { Contact, ContactKeys, HandoffBy } from './contact.types.js';
+
+/** A running pause a client, an admin or a person started: a send keeps it theirs (contact `c`). */
+const HELD_BY_PEOPLE = `(c.handoff_until > now() AND c.handoff_by IN ('api', 'admin', 'person'))`;
+
+/** A send that pauses the agent for its contact: to whom, and the person who made it (if one did). */
+export interface PersonSend {
+  instanceId: string;
+  address: string;
+  byNumber: boolean;
+  person?: PersonRef | null;
+}
 
 /**
  * Resolves identities $2… of instance $1 through mc_resolve_contact, by the
@@ -235,6 +247,7 @@ export class ContactStore {
     until: Date,
     reason: string | null,
     by: HandoffBy,
+    person: PersonRef | null = null,
   ): Promise<Contact | null> {
     // One statement with messages.awaiting_turn: no turn claims a message once the pause is written.
     const [contact] = await rows<Contact>(
@@ -245,6 +258,7 @@ export class ContactStore {
          -- The pause covers the messages waiting now (a hand-back may include them). The
          -- agent asking for a person does not replace a person's own pause.
          UPDATE contacts SET handoff_until = $2, handoff_reason = $3, handoff_by = $4,
+           handoff_account_id = $5, handoff_account_name = $6,
            handoff_since = CASE WHEN handoff_until > now() THEN handoff_since
                                 ELSE LEAST(now(), (SELECT at FROM first_waiting)) END,
            updated_at = now()
@@ -255,7 +269,7 @@ export class ContactStore {
          UPDATE messages SET awaiting_turn = false WHERE contact_id = $1 AND awaiting_turn
        )
        SELECT * FROM paused`,
-      [contactId, until, reason, by],
+      [contactId, until, reason, by, person?.accountId ?? null, person?.displayName ?? null],
     );
     return contact ?? null;
   }
@@ -270,6 +284,7 @@ export class ContactStore {
     by: HandoffBy,
     includePending: boolean,
     notForTheAgent: string[],
+    person: PersonRef | null = null,
   ): Promise<{ contact: Contact | null; pending: number }> {
     // One statement with messages.awaiting_turn: what waits again is what this hand-back ends.
     const [contact] = await rows<Contact & { pending: number }>(
@@ -278,7 +293,7 @@ export class ContactStore {
          SELECT handoff_since, opted_out_at FROM contacts WHERE id = $1 -- as the pause left it
        ), resumed AS (
          UPDATE contacts SET handoff_until = NULL, handoff_by = $2, handoff_reason = NULL,
-           updated_at = now()
+           handoff_account_id = $5, handoff_account_name = $6, updated_at = now()
          WHERE id = $1 RETURNING *
        ), pending AS (
          UPDATE messages m SET awaiting_turn = true
@@ -292,7 +307,14 @@ export class ContactStore {
          RETURNING m.id
        )
        SELECT resumed.*, (SELECT count(*)::int FROM pending) AS pending FROM resumed`,
-      [contactId, by, includePending, notForTheAgent],
+      [
+        contactId,
+        by,
+        includePending,
+        notForTheAgent,
+        person?.accountId ?? null,
+        person?.displayName ?? null,
+      ],
     );
     return { contact: contact ?? null, pending: contact?.pending ?? 0 };
   }
@@ -303,14 +325,11 @@ export class ContactStore {
    * client's or an admin's longer one, or one written a moment ago) is left
    * as it is: never shortened. A pause is written `slackSeconds` longer, so a
    * chat rewrites it (a `contact.handoff` event) at most once per slack, not
-   * per message. A running pause a client or an admin started stays theirs,
-   * only longer; one the agent asked for becomes the person's.
+   * per message. A running pause a client, an admin or a person who logged
+   * in started stays theirs, only longer; any other becomes the sender's (by
+   * `auto`, with the person who sent, if one did).
    */
-  async pauseForPeople(
-    sends: Array<{ instanceId: string; address: string; byNumber: boolean }>,
-    seconds: number,
-    slackSeconds: number,
-  ): Promise<void> {
+  async pauseForPeople(sends: PersonSend[], seconds: number, slackSeconds: number): Promise<void> {
     // One statement with messages.awaiting_turn: no turn claims a message once the person's pause is written.
     await this.db.query(
       `WITH locked AS MATERIALIZED (
@@ -325,12 +344,17 @@ export class ContactStore {
        UPDATE contacts c SET handoff_until = GREATEST(c.handoff_until,
            now() + ($4::float8 + $5::float8) * interval '1 second'),
          handoff_since = CASE WHEN c.handoff_until > now() THEN c.handoff_since ELSE now() END,
-         handoff_reason = CASE WHEN c.handoff_until > now() AND c.handoff_by IN ('api', 'admin')
-                               THEN c.handoff_reason ELSE 'a person replied through the API' END,
-         handoff_by = CASE WHEN c.handoff_until > now() AND c.handoff_by IN ('api', 'admin')
-                           THEN c.handoff_by ELSE 'auto' END,
+         handoff_reason = CASE WHEN ${HELD_BY_PEOPLE} THEN c.handoff_reason
+                               ELSE COALESCE(s.account_name || ' replied',
+                                             'a person replied through the API') END,
+         handoff_by = CASE WHEN ${HELD_BY_PEOPLE} THEN c.handoff_by ELSE 'auto' END,
+         handoff_account_id = CASE WHEN ${HELD_BY_PEOPLE} THEN c.handoff_account_id
+                                   ELSE s.account_id END,
+         handoff_account_name = CASE WHEN ${HELD_BY_PEOPLE} THEN c.handoff_account_name
+                                     ELSE s.account_name END,
          updated_at = now()
-       FROM unnest($1::uuid[], $2::text[], $3::boolean[]) AS s(instance_id, address, by_number),
+       FROM unnest($1::uuid[], $2::text[], $3::boolean[], $6::uuid[], $7::text[])
+           AS s(instance_id, address, by_number, account_id, account_name),
          locked
        WHERE c.instance_id = s.instance_id
          AND (CASE WHEN s.by_number THEN c.wa_id = s.address ELSE c.user_id = s.address END)
@@ -347,6 +371,8 @@ export class ContactStore {
         sends.map((s) => s.byNumber),
         seconds,
         slackSeconds,
+        sends.map((s) => s.person?.accountId ?? null),
+        sends.map((s) => s.person?.displayName ?? null),
       ],
     );
   }
@@ -412,7 +438,8 @@ export class ContactStore {
          ORDER BY ${contactOrder('c')} FOR NO KEY UPDATE OF c
        )
        UPDATE contacts c SET handoff_until = NULL, handoff_by = 'timer',
-         handoff_reason = 'the pause ended', updated_at = now()
+         handoff_reason = 'the pause ended', handoff_account_id = NULL,
+         handoff_account_name = NULL, updated_at = now()
        FROM locked WHERE c.id = locked.id AND c.handoff_until <= now() RETURNING c.id`,
     );
     return ended.length;

@@ -24,16 +24,22 @@ export interface Contact {
   handoff_until: Date | null;
   handoff_since: Date | null;
   handoff_reason: string | null;
-  /** Who paused or resumed it last: api, admin, agent, auto (a person's send), timer. */
+  /** Who paused or resumed it last: api, admin, person, agent, auto (a person's send), timer. */
   handoff_by: string | null;
+  /** The person who did (handoff_by person, or auto for a person's send): their account and name. */
+  handoff_account_id: string | null;
+  handoff_account_name: string | null;
   /** Set while the contact has opted out (a stop word): only templates may be sent. */
   opted_out_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
 
-/** Who changes a contact's handoff: a client, an admin, the agent, a person's send, the clock. */
-export const HANDOFF_BY = ['api', 'admin', 'agent', 'auto', 'timer'] as const;
+/**
+ * Who changes a contact's handoff: a client, an admin (its route), a person
+ * who logged in, the agent, a send by a client or a person, the clock.
+ */
+export const HANDOFF_BY = ['api', 'admin', 'person', 'agent', 'auto', 'timer'] as const;
 export type HandoffBy = (typeof HANDOFF_BY)[number];
 
 /** A contact's keys and profile, as the agent and the client see them. */

@@ -1,7 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ApiKeyAuth, InboxAuth } from '../auth/auth.decorators.js';
-import { ClientInstance } from '../auth/client-context.js';
+import type { PersonRef } from '../accounts/account.types.js';
+import { CallingPerson, ClientInstance } from '../auth/client-context.js';
 import { BAD_CURSOR } from '../common/time-id-cursor.js';
 import { ApiErrors, invalidRequest } from '../common/api-errors.js';
 import { CONTACT_KEY_PARAM, CONTACT_NOT_FOUND } from './contact-docs.js';
@@ -39,6 +40,7 @@ export class ContactsController {
     return this.contacts.list(instance, query);
   }
 
+  @InboxAuth()
   @Post(':key/handoff')
   @HttpCode(200)
   @ApiOperation({
@@ -59,10 +61,12 @@ export class ContactsController {
     @Param('key') key: string,
     @Body() dto: StartHandoffDto,
     @ClientInstance() instance: Instance,
+    @CallingPerson() person: PersonRef | null,
   ): Promise<ContactDto> {
-    return this.contacts.startHandoff(instance, key, dto, 'api');
+    return this.contacts.startHandoff(instance, key, dto, person ? 'person' : 'api', person);
   }
 
+  @InboxAuth()
   @Delete(':key/handoff')
   @ApiOperation({
     operationId: 'endHandoff',
@@ -80,7 +84,8 @@ export class ContactsController {
     @Param('key') key: string,
     @Body() dto: EndHandoffDto,
     @ClientInstance() instance: Instance,
+    @CallingPerson() person: PersonRef | null,
   ): Promise<ContactDto> {
-    return this.contacts.endHandoff(instance, key, dto ?? {}, 'api');
+    return this.contacts.endHandoff(instance, key, dto ?? {}, person ? 'person' : 'api', person);
   }
 }

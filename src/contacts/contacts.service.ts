@@ -5,6 +5,7 @@ import { AppConfig } from '../config/app-config.js';
 import type { Instance } from '../instances/instance.types.js';
 import { ContactFlush } from './contact-flush.js';
 import { ContactStore } from './contact.store.js';
+import type { PersonRef } from '../accounts/account.types.js';
 import type { Contact, HandoffBy } from './contact.types.js';
 import {
   ContactDto,
@@ -50,6 +51,7 @@ export class ContactsService {
     key: string,
     dto: StartHandoffDto,
     by: HandoffBy,
+    person: PersonRef | null = null,
   ): Promise<ContactDto> {
     const contact = await this.find(instance, key);
     const until = dto.until
@@ -58,7 +60,7 @@ export class ContactsService {
     if (until.getTime() <= Date.now()) {
       throw AppException.validation([{ field: 'until', message: 'must be in the future' }]);
     }
-    const paused = await this.store.startHandoff(contact.id, until, dto.reason ?? null, by);
+    const paused = await this.store.startHandoff(contact.id, until, dto.reason ?? null, by, person);
     if (!paused) throw contactNotFound(key);
     return ContactDto.from(paused);
   }
@@ -68,6 +70,7 @@ export class ContactsService {
     key: string,
     dto: EndHandoffDto,
     by: HandoffBy,
+    person: PersonRef | null = null,
   ): Promise<ContactDto> {
     const contact = await this.find(instance, key);
     const { contact: resumed, pending } = await this.store.endHandoff(
@@ -77,6 +80,7 @@ export class ContactsService {
       [...this.config.OPT_OUT_WORDS, ...this.config.OPT_IN_WORDS].map((w) =>
         w.trim().toUpperCase(),
       ),
+      person,
     );
     if (!resumed) throw contactNotFound(key);
     // The messages of the pause wait for a turn again: their flush is armed now.

@@ -15,7 +15,7 @@ import { AppException } from '../common/app.exception.js';
 import { InstanceScopedDto } from '../common/instance-scoped.dto.js';
 import { PLATFORM_ID_PATTERN } from '../common/platform-id.js';
 import { discardRest, REFUSED_BODY_DISCARD_BYTES } from '../common/refused-body.js';
-import { ApiKeyAuth, InstanceFromForm } from '../auth/auth.decorators.js';
+import { InboxAuth, InstanceFromForm } from '../auth/auth.decorators.js';
 import type { Instance } from '../instances/instance.types.js';
 import {
   platformRejected,
@@ -36,7 +36,7 @@ export class MediaIdDto {
 }
 
 @ApiTags('media')
-@ApiKeyAuth()
+@InboxAuth()
 @Controller('media')
 export class MediaController {
   constructor(private readonly media: MediaService) {}

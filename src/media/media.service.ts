@@ -83,10 +83,7 @@ export class MediaService {
       const field = part.fields.instance_id;
       const requested =
         field && !Array.isArray(field) && field.type === 'field' ? field.value : undefined;
-      const instance = await this.resolver.resolve(
-        request.apiKeyPrincipal!,
-        requested ?? (request.query as { instance_id?: unknown }).instance_id,
-      );
+      const instance = await this.instanceOf(request, requested);
       const category = mediaCategory(part.mimetype);
       if (!category) {
         throw new AppException(
@@ -105,6 +102,31 @@ export class MediaService {
       // Whatever happened, let the rest of the file flow past the parser.
       part.file.resume();
     }
+  }
+
+  /**
+   * The instance an upload is for. A person's was chosen by the guard (from
+   * the query, or their only instance): a form naming another is refused. An
+   * API key's comes from the form, else the query, else the key's binding.
+   */
+  private async instanceOf(request: FastifyRequest, fromForm: unknown): Promise<Instance> {
+    const chosen = request.client?.instance;
+    if (chosen) {
+      if (
+        fromForm !== undefined &&
+        (typeof fromForm !== 'string' || fromForm.toLowerCase() !== chosen.id)
+      ) {
+        throw new AppException(
+          'instance_forbidden',
+          'The form names another instance than the request (pass instance_id in the query)',
+        );
+      }
+      return chosen;
+    }
+    return this.resolver.resolve(
+      request.apiKeyPrincipal!,
+      fromForm ?? (request.query as { instance_id?: unknown }).instance_id,
+    );
   }
 
   download(instance: Instance, mediaId: string): Promise<MediaDownload> {

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { isoFromEpochMicros } from '../common/epoch-micros.js';
 import { epochMicros, prepared, rows } from '../database/sql.js';
 import type { InboundMessage } from '../platform/webhook-payload.js';
+import type { PersonRef } from '../accounts/account.types.js';
 import {
   STATUS_RANK,
   type AwaitingSpan,
@@ -22,6 +23,8 @@ export interface OutboundRow {
   /** The contact, when the sender knows it (the agent's replies). */
   contactId?: string;
   sentBy: SentBy;
+  /** A person's send: who (see PersonRef). */
+  person?: PersonRef | null;
   type: string;
   body: Record<string, unknown>;
   wamid: string;
@@ -74,10 +77,11 @@ export interface ConversationRead {
   horizon: bigint;
 }
 
-/** The sends insertOutbound records, as rows `r` of its parameters $1 to $8. */
+/** The sends insertOutbound records, as rows `r` of its parameters $1 to $10. */
 const OUTBOUND_RECORDS = `unnest($1::uuid[], $2::text[], $3::text[], $4::boolean[], $5::text[],
-    $6::jsonb[], $7::uuid[], $8::text[]) WITH ORDINALITY
-  AS r(instance_id, wamid, contact, by_number, type, body, contact_id, sent_by, n)`;
+    $6::jsonb[], $7::uuid[], $8::text[], $9::uuid[], $10::text[]) WITH ORDINALITY
+  AS r(instance_id, wamid, contact, by_number, type, body, contact_id, sent_by, account_id,
+    account_name, n)`;
 
 /**
  * The contact of a send `r`: the one the sender knows, else by number (made
@@ -147,13 +151,15 @@ export class MessageStore {
       batch.map((r) => JSON.stringify(r.body)),
       batch.map((r) => r.contactId ?? null),
       batch.map((r) => r.sentBy),
+      batch.map((r) => r.person?.accountId ?? null),
+      batch.map((r) => r.person?.displayName ?? null),
     ];
     const inserted = await rows<{ wamid: string }>(
       this.db,
       `INSERT INTO messages (instance_id, wamid, direction, contact, contact_id, type, body, status,
-         sent_by)
+         sent_by, sent_by_account_id, sent_by_account_name)
        SELECT r.instance_id, r.wamid, 'outbound', r.contact, ${OUTBOUND_CONTACT}, r.type, r.body,
-         'sent', r.sent_by
+         'sent', r.sent_by, r.account_id, r.account_name
        FROM ${OUTBOUND_RECORDS}
        -- New numbers become contacts in one order (by key: no two batches wait on each
        -- other's new keys); each contact's sends keep the order they were recorded in (seq).
@@ -167,7 +173,8 @@ export class MessageStore {
     await this.db.query(
       `UPDATE messages m SET instance_id = r.instance_id, direction = 'outbound',
          contact = r.contact, contact_id = ${OUTBOUND_CONTACT}, type = r.type, body = r.body,
-         sent_by = r.sent_by, updated_at = now()
+         sent_by = r.sent_by, sent_by_account_id = r.account_id,
+         sent_by_account_name = r.account_name, updated_at = now()
        FROM ${OUTBOUND_RECORDS}
        WHERE m.wamid = r.wamid`,
       columns(records.filter((r) => !done.has(r.wamid))),

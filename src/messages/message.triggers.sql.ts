@@ -26,6 +26,19 @@ LANGUAGE sql STABLE AS $$
 $$`,
   ),
 
+  // Who sent a message, as its message.sent event says: a client (api), the agent, or a
+  // person who logged in, with their account.
+  sqlFunction(
+    'mc_sent_by',
+    `
+CREATE OR REPLACE FUNCTION mc_sent_by(m messages) RETURNS jsonb
+LANGUAGE sql IMMUTABLE AS $$
+  SELECT jsonb_build_object('sent_by', COALESCE(m.sent_by, 'api'),
+    'sent_by_account', CASE WHEN m.sent_by_account_name IS NOT NULL THEN jsonb_build_object(
+      'id', m.sent_by_account_id, 'display_name', m.sent_by_account_name) END)
+$$`,
+  ),
+
   // A message's events keep its contact's order: one lane per contact (or per address
   // while the message has no contact yet).
   sqlFunction(
@@ -59,7 +72,7 @@ BEGIN
       mc_message_event(m, c) || CASE
         WHEN m.direction = 'inbound' THEN '{}'::jsonb
         WHEN m.type = 'unknown' THEN jsonb_build_object('status', m.status, 'previous_status', NULL)
-        ELSE jsonb_build_object('sent_by', COALESCE(m.sent_by, 'api')) END
+        ELSE mc_sent_by(m) END
     FROM added m
     CROSS JOIN LATERAL (SELECT CASE WHEN m.direction = 'inbound' THEN 'message.received'
                                     WHEN m.type = 'unknown' THEN 'message.status'
@@ -103,7 +116,7 @@ BEGIN
     INSERT INTO events (type, instance_id, lane, data)
     SELECT e.type, n.instance_id, mc_message_lane(n),
       mc_message_event(n, c) || CASE e.type
-        WHEN 'message.sent' THEN jsonb_build_object('sent_by', COALESCE(n.sent_by, 'api'))
+        WHEN 'message.sent' THEN mc_sent_by(n)
         ELSE jsonb_build_object('status', n.status, 'previous_status', o.status) END
     FROM after_rows n
     JOIN before_rows o ON o.id = n.id

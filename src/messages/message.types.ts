@@ -1,7 +1,7 @@
 export type MessageDirection = 'outbound' | 'inbound';
 
 /** Who made a send: a client through /send, or the agent answering a turn. */
-export type SentBy = 'api' | 'agent';
+export type SentBy = 'api' | 'agent' | 'person';
 
 /** Delivery states in the order they happen; `failed` stands apart. */
 export const MESSAGE_STATUSES = ['sent', 'delivered', 'read', 'failed'] as const;
@@ -41,6 +41,9 @@ export interface Message {
   errors: unknown[] | null;
   /** Outbound: who sent it (null on a status placeholder). */
   sent_by: SentBy | null;
+  /** A person's send: their account (null for ADMIN_USERNAME) and display name at the time. */
+  sent_by_account_id: string | null;
+  sent_by_account_name: string | null;
   /** The turn that gave it to the agent (inbound). */
   turn_id: string | null;
   /** Inbound and not yet in a turn. */

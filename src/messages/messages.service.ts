@@ -5,11 +5,12 @@ import { BatchWriter } from '../common/batch-writer.js';
 import { LocalCache } from '../common/local-cache.js';
 import { AppConfig } from '../config/app-config.js';
 import { WINDOW_TOPIC } from '../common/cache-topics.js';
-import { ContactStore } from '../contacts/contact.store.js';
+import { ContactStore, type PersonSend } from '../contacts/contact.store.js';
 import type { ContactKeys } from '../contacts/contact.types.js';
 import { CacheInvalidationService } from '../redis/cache-invalidation.service.js';
 import { MessageStore } from './message.store.js';
 import type { SentBy, StoredMessage } from './message.types.js';
+import type { PersonRef } from '../accounts/account.types.js';
 
 export const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;
 const WINDOW_CACHE_TTL_MS = 60_000;
@@ -53,6 +54,8 @@ export interface OutboundRecord {
   contactId?: string;
   /** Who sent it (absent on records parked before this field: a client). */
   sentBy?: SentBy;
+  /** A person's send: who. */
+  person?: PersonRef | null;
   type: string;
   body: Record<string, unknown>;
   wamid: string;
@@ -65,7 +68,7 @@ export class MessagesService {
   private readonly writer: BatchWriter<OutboundRecord>;
   private probe?: Promise<void>;
 
-  private readonly pauses: BatchWriter<{ instanceId: string; address: string; byNumber: boolean }>;
+  private readonly pauses: BatchWriter<PersonSend>;
 
   constructor(
     private readonly store: MessageStore,
@@ -145,15 +148,24 @@ export class MessagesService {
   }
 
   /**
-   * A person is answering this contact through the API: the agent pauses
-   * for it until at least HANDOFF_AUTO_PAUSE_S after this send (writes of
-   * the same moment share one statement). Written before the message goes,
+   * A person is answering this contact (through the API, or logged in:
+   * `person`): the agent pauses for it until at least HANDOFF_AUTO_PAUSE_S
+   * after this send (writes of the same moment share one statement). Written before the message goes,
    * so a reply the agent has in flight is not sent after the person's, and
    * again once it went (its end follows the real send).
    */
-  async pauseForPerson(instanceId: string, to: Recipient): Promise<void> {
+  async pauseForPerson(
+    instanceId: string,
+    to: Recipient,
+    person: PersonRef | null = null,
+  ): Promise<void> {
     if (this.config.HANDOFF_AUTO_PAUSE_S <= 0) return;
-    await this.pauses.write({ instanceId, address: addressOf(to), byNumber: to.to !== undefined });
+    await this.pauses.write({
+      instanceId,
+      address: addressOf(to),
+      byNumber: to.to !== undefined,
+      person,
+    });
   }
 
   /**

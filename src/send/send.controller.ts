@@ -1,7 +1,8 @@
 import { applyDecorators, Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiKeyAuth } from '../auth/auth.decorators.js';
-import { ClientInstance } from '../auth/client-context.js';
+import type { PersonRef } from '../accounts/account.types.js';
+import { InboxAuth } from '../auth/auth.decorators.js';
+import { CallingPerson, ClientInstance } from '../auth/client-context.js';
 import { ApiErrors } from '../common/api-errors.js';
 import { AppValidationPipe } from '../common/validation.js';
 import type { Instance } from '../instances/instance.types.js';
@@ -66,7 +67,7 @@ type Dto<K extends SendKind> = SendRequests[K];
 
 /** One handler per kind (each a route of its own in the API description); all take the same path. */
 @ApiTags('send')
-@ApiKeyAuth()
+@InboxAuth()
 @ApiExtraModels(...Object.values(INTERACTIVE_FORMS))
 @Controller('send')
 export class SendController {
@@ -76,95 +77,108 @@ export class SendController {
     instance: Instance,
     kind: K,
     dto: Dto<K>,
+    person: PersonRef | null,
   ): Promise<SendResultDto> {
-    return { success: true, wamid: await this.sender.send(instance, kind, dto) };
+    const wamid = await this.sender.send(instance, kind, dto, person ? { person } : undefined);
+    return { success: true, wamid };
   }
 
   @SendRoute('text')
   text(
     @SendBody('text') dto: Dto<'text'>,
     @ClientInstance() instance: Instance,
+    @CallingPerson() person: PersonRef | null,
   ): Promise<SendResultDto> {
-    return this.send(instance, 'text', dto);
+    return this.send(instance, 'text', dto, person);
   }
 
   @SendRoute('image')
   image(
     @SendBody('image') dto: Dto<'image'>,
     @ClientInstance() instance: Instance,
+    @CallingPerson() person: PersonRef | null,
   ): Promise<SendResultDto> {
-    return this.send(instance, 'image', dto);
+    return this.send(instance, 'image', dto, person);
   }
 
   @SendRoute('document')
   document(
     @SendBody('document') dto: Dto<'document'>,
     @ClientInstance() instance: Instance,
+    @CallingPerson() person: PersonRef | null,
   ): Promise<SendResultDto> {
-    return this.send(instance, 'document', dto);
+    return this.send(instance, 'document', dto, person);
   }
 
   @SendRoute('audio')
   audio(
     @SendBody('audio') dto: Dto<'audio'>,
     @ClientInstance() instance: Instance,
+    @CallingPerson() person: PersonRef | null,
   ): Promise<SendResultDto> {
-    return this.send(instance, 'audio', dto);
+    return this.send(instance, 'audio', dto, person);
   }
 
   @SendRoute('video')
   video(
     @SendBody('video') dto: Dto<'video'>,
     @ClientInstance() instance: Instance,
+    @CallingPerson() person: PersonRef | null,
   ): Promise<SendResultDto> {
-    return this.send(instance, 'video', dto);
+    return this.send(instance, 'video', dto, person);
   }
 
   @SendRoute('sticker')
   sticker(
     @SendBody('sticker') dto: Dto<'sticker'>,
     @ClientInstance() instance: Instance,
+    @CallingPerson() person: PersonRef | null,
   ): Promise<SendResultDto> {
-    return this.send(instance, 'sticker', dto);
+    return this.send(instance, 'sticker', dto, person);
   }
 
   @SendRoute('location')
   location(
     @SendBody('location') dto: Dto<'location'>,
     @ClientInstance() instance: Instance,
+    @CallingPerson() person: PersonRef | null,
   ): Promise<SendResultDto> {
-    return this.send(instance, 'location', dto);
+    return this.send(instance, 'location', dto, person);
   }
 
   @SendRoute('contacts')
   contacts(
     @SendBody('contacts') dto: Dto<'contacts'>,
     @ClientInstance() instance: Instance,
+    @CallingPerson() person: PersonRef | null,
   ): Promise<SendResultDto> {
-    return this.send(instance, 'contacts', dto);
+    return this.send(instance, 'contacts', dto, person);
   }
 
   @SendRoute('reaction')
   reaction(
     @SendBody('reaction') dto: Dto<'reaction'>,
     @ClientInstance() instance: Instance,
+    @CallingPerson() person: PersonRef | null,
   ): Promise<SendResultDto> {
-    return this.send(instance, 'reaction', dto);
+    return this.send(instance, 'reaction', dto, person);
   }
 
   @SendRoute('template')
   template(
     @SendBody('template') dto: Dto<'template'>,
     @ClientInstance() instance: Instance,
+    @CallingPerson() person: PersonRef | null,
   ): Promise<SendResultDto> {
-    return this.send(instance, 'template', dto);
+    return this.send(instance, 'template', dto, person);
   }
 
   @SendRoute('interactive')
   interactive(
     @SendBody('interactive') dto: Dto<'interactive'>,
     @ClientInstance() instance: Instance,
+    @CallingPerson() person: PersonRef | null,
   ): Promise<SendResultDto> {
-    return this.send(instance, 'interactive', dto);
+    return this.send(instance, 'interactive', dto, person);
   }
 }

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import type { PersonRef } from '../accounts/account.types.js';
 import type { Instance } from '../instances/instance.types.js';
 import { InstancesService } from '../instances/instances.service.js';
 import {
@@ -23,6 +24,12 @@ export interface ReplyContext {
    */
   target(): Promise<{ contactId: string; recipient: Recipient }>;
 }
+
+/**
+ * Who sends, beside a client's API key (none given): the agent answering a
+ * turn, or a person who logged in (recorded as theirs, `sent_by: person`).
+ */
+export type Sender = { reply: ReplyContext } | { person: PersonRef };
 
 /** A reply part not sent: a person has the contact, it opted out, or it is gone. */
 export class ReplyWithheld extends Error {
@@ -49,8 +56,10 @@ export class SendService {
     instance: Instance,
     kind: K,
     request: SendRequests[K],
-    reply?: ReplyContext,
+    sender?: Sender,
   ): Promise<string> {
+    const reply = sender && 'reply' in sender ? sender.reply : undefined;
+    const person = sender && 'person' in sender ? sender.person : null;
     const asked = recipientOf(request);
     let recipient = asked;
     if (!reply) {
@@ -58,7 +67,7 @@ export class SendService {
       // Nothing goes out that could not be recorded: with the store away, 503 and no send.
       await this.messages.assertReachable();
       // A person answers (any send not made by the agent): the agent steps back first.
-      await this.messages.pauseForPerson(instance.id, recipient);
+      await this.messages.pauseForPerson(instance.id, recipient, person);
     }
     const message = buildPlatformMessage(kind, request);
     let contactId: string | undefined;
@@ -84,7 +93,7 @@ export class SendService {
       // The person's pause follows the moment the message went out, not the
       // moment it was asked for (pacing and retries come between); within the
       // slack this writes nothing.
-      await this.messages.pauseForPerson(instance.id, recipient).catch((error: unknown) => {
+      await this.messages.pauseForPerson(instance.id, recipient, person).catch((error: unknown) => {
         this.logger.warn(
           { instanceId: instance.id, wamid, err: (error as Error).message },
           'the pause after a sent message could not be extended',
@@ -104,7 +113,8 @@ export class SendService {
       instanceId: instance.id,
       recipient,
       contactId,
-      sentBy: reply ? ('agent' as const) : ('api' as const),
+      sentBy: reply ? ('agent' as const) : person ? ('person' as const) : ('api' as const),
+      person,
       type: kind,
       body,
       wamid,

@@ -183,7 +183,7 @@ export class ReplySender {
       try {
         // Read again right before each attempt: the pacer may hold the part a few seconds.
         wamid = await this.sender.send(instance, part.kind, request, {
-          target: () => this.target(turn.id),
+          reply: { target: () => this.target(turn.id) },
         });
       } catch (error) {
         if (error instanceof ReplyWithheld) return skipRest(error.reason);

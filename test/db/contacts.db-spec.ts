@@ -633,6 +633,49 @@ describe('ContactStore', () => {
         handoff_since: agentPause!.handoff_since,
       });
     });
+    it("names the person who sent; a person's running pause stays theirs; the timer forgets them", async () => {
+      const instanceId = await insertInstance(context.db);
+      const sentTo = await newContact(instanceId, { waId: '5511900000076' });
+      const taken = await newContact(instanceId, { waId: '5511900000077' });
+      const ana = { accountId: randomUUID(), displayName: 'Ana Souza' };
+      const bruno = { accountId: randomUUID(), displayName: 'Bruno' };
+      const soon = new Date((await databaseNow()).getTime() + 60_000);
+      await store.startHandoff(taken, soon, 'Bruno answers', 'person', bruno);
+
+      await store.pauseForPeople(
+        [
+          { instanceId, address: '5511900000076', byNumber: true, person: ana },
+          { instanceId, address: '5511900000077', byNumber: true, person: ana },
+        ],
+        600,
+        60,
+      );
+      expect(await contact(sentTo)).toMatchObject({
+        handoff_by: 'auto',
+        handoff_reason: 'Ana Souza replied',
+        handoff_account_id: ana.accountId,
+        handoff_account_name: 'Ana Souza',
+      });
+      const kept = (await contact(taken))!;
+      expect(kept).toMatchObject({
+        handoff_by: 'person',
+        handoff_reason: 'Bruno answers',
+        handoff_account_id: bruno.accountId,
+        handoff_account_name: 'Bruno',
+      });
+      expect(kept.handoff_until!.getTime()).toBeGreaterThan(soon.getTime());
+
+      await context.db.query(
+        `UPDATE contacts SET handoff_until = now() - interval '1 second' WHERE id = $1`,
+        [sentTo],
+      );
+      await store.endExpiredHandoffs();
+      expect(await contact(sentTo)).toMatchObject({
+        handoff_by: 'timer',
+        handoff_account_id: null,
+        handoff_account_name: null,
+      });
+    });
   });
 
   describe('replyTarget', () => {
@@ -1074,6 +1117,7 @@ describe('mc_contacts_handoff', () => {
           since: paused.handoff_since!.toISOString(),
           reason: 'a person',
           by: 'api',
+          account: null,
           contact: contactShape,
         },
       },
@@ -1085,9 +1129,31 @@ describe('mc_contacts_handoff', () => {
           since: paused.handoff_since!.toISOString(),
           reason: null,
           by: 'admin',
+          account: null,
           contact: contactShape,
         },
       },
+    ]);
+  });
+
+  it('names the person who paused or resumed, and writes an event when only the person changes', async () => {
+    const instanceId = await insertInstance(context.db);
+    await insertSubscription(context.db, instanceId, ['contact.handoff']);
+    const id = await newContact(instanceId, { waId: '5511900000162' });
+    const ana = { accountId: randomUUID(), displayName: 'Ana Souza' };
+    await store.startHandoff(id, FUTURE, 'Ana answers', 'person', ana);
+    // Another person takes the same pause over: same until, same kind of author.
+    await context.db.query(
+      `UPDATE contacts SET handoff_account_id = NULL, handoff_account_name = 'admin' WHERE id = $1`,
+      [id],
+    );
+    await store.endHandoff(id, 'person', false, [], ana);
+
+    const written = await eventsOf(instanceId, 'contact.handoff');
+    expect(written.map((event) => [event.data.by, event.data.paused, event.data.account])).toEqual([
+      ['person', true, { id: ana.accountId, display_name: 'Ana Souza' }],
+      ['person', true, { id: null, display_name: 'admin' }],
+      ['person', false, { id: ana.accountId, display_name: 'Ana Souza' }],
     ]);
   });
 

@@ -667,6 +667,40 @@ describe('mc_message_event', () => {
   });
 });
 
+describe('mc_sent_by', () => {
+  it('says who sent a message: a client (api, also when unset), the agent, or a person with their account', async () => {
+    const instanceId = await insertInstance(context.db);
+    await newContact(instanceId, { waId: '5511900000105' });
+    const ana = { accountId: randomUUID(), displayName: 'Ana Souza' };
+    const sends = [
+      outbound(instanceId, '5511900000105', { sentBy: 'api' }),
+      outbound(instanceId, '5511900000105', { sentBy: 'agent' }),
+      outbound(instanceId, '5511900000105', { sentBy: 'person', person: ana }),
+      outbound(instanceId, '5511900000105', {
+        sentBy: 'person',
+        person: { accountId: null, displayName: 'admin' },
+      }),
+    ];
+    await store.insertOutbound(sends);
+    await context.db.query('UPDATE messages SET sent_by = NULL WHERE wamid = $1', [sends[0].wamid]);
+    const rows = await context.db.query<{ wamid: string; by: unknown }>(
+      'SELECT m.wamid, mc_sent_by(m) AS by FROM messages m WHERE m.wamid = ANY($1::text[])',
+      [sends.map((s) => s.wamid)],
+    );
+    const of = (w: string) => rows.find((r) => r.wamid === w)!.by;
+    expect(of(sends[0].wamid)).toEqual({ sent_by: 'api', sent_by_account: null });
+    expect(of(sends[1].wamid)).toEqual({ sent_by: 'agent', sent_by_account: null });
+    expect(of(sends[2].wamid)).toEqual({
+      sent_by: 'person',
+      sent_by_account: { id: ana.accountId, display_name: 'Ana Souza' },
+    });
+    expect(of(sends[3].wamid)).toEqual({
+      sent_by: 'person',
+      sent_by_account: { id: null, display_name: 'admin' },
+    });
+  });
+});
+
 describe('mc_message_lane', () => {
   it("is the contact's lane, or the instance's address while the message has no contact", async () => {
     const instanceId = await insertInstance(context.db);

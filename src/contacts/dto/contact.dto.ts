@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swag
 import { IsBoolean, IsISO8601, IsOptional, IsString, MaxLength } from 'class-validator';
 import { InstanceScopedDto } from '../../common/instance-scoped.dto.js';
 import { PageQueryDto } from '../../common/page-query.dto.js';
+import { PersonDto, PersonProperty } from '../../accounts/dto/person.dto.js';
 import { HANDOFF_BY, type Contact } from '../contact.types.js';
 
 const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -70,9 +71,12 @@ export class HandoffDto {
     nullable: true,
     enum: HANDOFF_BY,
     description:
-      'Who paused or resumed it last: a client, an admin, the agent, a person sending (auto), the clock (timer)',
+      'Who paused or resumed it last: a client, an admin, a person who logged in, the agent, a ' +
+      'send by a client or a person (auto), the clock (timer)',
   })
   by: string | null;
+  @PersonProperty('The person who did (by person, or auto for their send)')
+  account: PersonDto | null;
 }
 
 export class ContactDto {
@@ -118,6 +122,7 @@ export class ContactDto {
         since: active ? iso(contact.handoff_since) : null,
         reason: contact.handoff_reason,
         by: contact.handoff_by,
+        account: PersonDto.of(contact.handoff_account_id, contact.handoff_account_name),
       },
       opted_out_at: iso(contact.opted_out_at),
     };

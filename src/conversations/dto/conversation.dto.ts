@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, Matches } from 'class-validator';
+import { PersonDto, PersonProperty } from '../../accounts/dto/person.dto.js';
 import { InstanceScopedDto } from '../../common/instance-scoped.dto.js';
 import { PageLimit } from '../../common/page-query.dto.js';
 import { ContactDto } from '../../contacts/dto/contact.dto.js';
@@ -59,10 +60,13 @@ export class ConversationMessageDto {
   @ApiProperty({
     type: String,
     nullable: true,
-    enum: ['api', 'agent'],
-    description: 'Outbound: a client (or person) through /send, or the agent',
+    enum: ['api', 'agent', 'person'],
+    description:
+      'Outbound: a client through /send (api), the agent, or a person who logged in (person)',
   })
   sent_by: string | null;
+  @PersonProperty('The person who sent it (sent_by person)')
+  sent_by_account: PersonDto | null;
   @ApiProperty({
     type: String,
     format: 'uuid',
@@ -90,6 +94,7 @@ export class ConversationMessageDto {
       errors: message.errors,
       content: message.body,
       sent_by: message.direction === 'outbound' ? (message.sent_by ?? 'api') : null,
+      sent_by_account: PersonDto.of(message.sent_by_account_id, message.sent_by_account_name),
       turn_id: message.turn_id,
       created_at: message.created_at.toISOString(),
       updated_at: message.updated_at.toISOString(),

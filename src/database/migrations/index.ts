@@ -15,6 +15,8 @@ import { CurrentSql1795634419494 } from './1795634419494-current-sql.js';
 import { EventsWantedAsJoin1795640038616 } from './1795640038616-events-wanted-as-join.js';
 import { EventsSubscriptionsBeforeLanes1795650683124 } from './1795650683124-events-subscriptions-before-lanes.js';
 import { Accounts1795652000000 } from './1795652000000-accounts.js';
+import { PeopleWhoSend1795660829636 } from './1795660829636-people-who-send.js';
+import { PeopleWhoSendEvents1795660949914 } from './1795660949914-people-who-send-events.js';
 
 /**
  * Every migration, oldest first (`npm run sql:migration` appends the ones it writes).
@@ -39,4 +41,6 @@ export const MIGRATIONS = [
   EventsWantedAsJoin1795640038616,
   EventsSubscriptionsBeforeLanes1795650683124,
   Accounts1795652000000,
+  PeopleWhoSend1795660829636,
+  PeopleWhoSendEvents1795660949914,
 ];

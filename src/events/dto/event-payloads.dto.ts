@@ -4,6 +4,7 @@ import {
   getSchemaPath,
   type OperationObject,
 } from '@nestjs/swagger';
+import { PersonDto, PersonProperty } from '../../accounts/dto/person.dto.js';
 import { HANDOFF_BY } from '../../contacts/contact.types.js';
 import { MessageErrorDto } from '../../messages/dto/message.dto.js';
 
@@ -49,10 +50,14 @@ export class MessageReceivedDataDto {
 
 export class MessageSentDataDto extends MessageReceivedDataDto {
   @ApiProperty({
-    enum: ['api', 'agent'],
-    description: 'Who sent it: a client through /send, or the agent answering a turn',
+    enum: ['api', 'agent', 'person'],
+    description:
+      'Who sent it: a client through /send (api), the agent answering a turn, or a person who ' +
+      'logged in (person)',
   })
   sent_by: string;
+  @PersonProperty('The person who sent it (sent_by person)')
+  sent_by_account: PersonDto | null;
 }
 
 export class MessageStatusDataDto extends MessageReceivedDataDto {
@@ -112,9 +117,12 @@ export class ContactHandoffDataDto {
     nullable: true,
     enum: HANDOFF_BY,
     description:
-      'Who changed it: a client, an admin, the agent, a person sending (auto), the clock',
+      'Who changed it: a client, an admin, a person who logged in, the agent, a send by a ' +
+      'client or a person (auto), the clock',
   })
   by: string | null;
+  @PersonProperty('The person who changed it (by person, or auto for their send)')
+  account: PersonDto | null;
   @ApiProperty({ type: EventContactDto }) contact: EventContactDto;
 }
 

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { PersonDto, PersonProperty } from '../../accounts/dto/person.dto.js';
 import type { StoredMessage } from '../message.types.js';
 
 /** The detail of a status error. */
@@ -52,6 +53,16 @@ export class MessageDto {
     description: "A failed message's errors, as the platform's status gave them",
   })
   errors: unknown[] | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    enum: ['api', 'agent', 'person'],
+    description:
+      'Outbound: a client through /send (api), the agent, or a person who logged in (person)',
+  })
+  sent_by: string | null;
+  @PersonProperty('The person who sent it (sent_by person)')
+  sent_by_account: PersonDto | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
 
@@ -66,6 +77,8 @@ export class MessageDto {
       type: message.type,
       status: message.status,
       errors: message.errors,
+      sent_by: message.direction === 'outbound' ? (message.sent_by ?? 'api') : null,
+      sent_by_account: PersonDto.of(message.sent_by_account_id, message.sent_by_account_name),
       created_at: message.created_at.toISOString(),
       updated_at: message.updated_at.toISOString(),
     };
