@@ -24,6 +24,7 @@ import { SendWorkerModule } from './send/send-worker.module.js';
 import { BufferModule } from './turns/buffer/buffer.module.js';
 import { ContactsApiModule } from './contacts/contacts-api.module.js';
 import { ConversationsApiModule } from './conversations/conversations-api.module.js';
+import { LiveApiModule } from './live/live-api.module.js';
 import { EventsApiModule } from './events/events-api.module.js';
 import { EventsWorkerModule } from './events/events-worker.module.js';
 import { TurnsApiModule } from './turns/turns-api.module.js';
@@ -62,6 +63,7 @@ export class AppModule {
         EventsApiModule,
         ContactsApiModule.register(BufferModule),
         ConversationsApiModule,
+        LiveApiModule,
       );
     }
     if (config.runsWorkers) {

@@ -2,6 +2,7 @@ import { CONTACT_SQL } from './contacts/contact.functions.sql.js';
 import type { SqlObject } from './database/sql-objects.js';
 import { EVENT_SQL } from './events/event.triggers.sql.js';
 import { INSTANCE_SQL } from './instances/instance.triggers.sql.js';
+import { LIVE_SQL } from './live/live.functions.sql.js';
 import { MESSAGE_SQL } from './messages/message.triggers.sql.js';
 import { TEMPLATE_SQL } from './templates/template.triggers.sql.js';
 import { TURN_SQL } from './turns/turn.triggers.sql.js';
@@ -18,4 +19,5 @@ export const SCHEMA_SQL: SqlObject[] = [
   ...TURN_SQL,
   ...TEMPLATE_SQL,
   ...INSTANCE_SQL,
+  ...LIVE_SQL,
 ];

@@ -185,6 +185,7 @@ describe('OpenAPI document', () => {
         'getConversation',
         'getMessage',
         'listContacts',
+        'liveStream',
         ...SEND_KINDS.map((kind) => `send${kind[0].toUpperCase()}${kind.slice(1)}`),
         'startHandoff',
         'uploadMedia',

@@ -10,6 +10,7 @@ import { AppConfig } from '../config/app-config.js';
 import { RateLimiter } from '../redis/rate-limiter.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { ClientInstanceResolver } from './client-instance.resolver.js';
+import { bearerToken } from './credentials.js';
 import type { AdminPrincipal } from './jwt.strategy.js';
 
 /** Passport's JWT guard, answering with the contract's 401. */
@@ -22,13 +23,6 @@ export class JwtAuthGuard extends PassportAuthGuard('jwt') {
     }
     return user;
   }
-}
-
-function bearerToken(request: FastifyRequest): string | null {
-  const header = request.headers.authorization;
-  if (typeof header !== 'string') return null;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match ? match[1] : null;
 }
 
 /** Three base64url parts: a JWT (an API key has no dots). */

@@ -5,6 +5,7 @@ import { PassportModule } from '@nestjs/passport';
 import { AccountsModule } from '../accounts/accounts.module.js';
 import { AppConfig } from '../config/app-config.js';
 import { InstancesModule } from '../instances/instances.module.js';
+import { AccessCheck } from './access-check.js';
 import { ApiKeyStore } from './api-key.store.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { AuthGuard, JwtAuthGuard } from './auth.guard.js';
@@ -31,8 +32,9 @@ import { JWT_ALGORITHM, JwtStrategy } from './jwt.strategy.js';
     ClientInstanceResolver,
     JwtStrategy,
     JwtAuthGuard,
+    AccessCheck,
     { provide: APP_GUARD, useClass: AuthGuard },
   ],
-  exports: [ApiKeysService, ClientInstanceResolver, JwtModule, AccountsModule],
+  exports: [ApiKeysService, ClientInstanceResolver, AccessCheck, JwtModule, AccountsModule],
 })
 export class AuthModule {}

@@ -479,6 +479,16 @@ export class AppConfig {
   @Max(604800, { message: 'HANDOFF_AUTO_PAUSE_S must be a number of seconds from 0 to 604800' })
   HANDOFF_AUTO_PAUSE_S = 1800;
 
+  /**
+   * How often an open live stream (GET /live) gets a keep-alive line, and its
+   * credentials are checked again (a revoked key or disabled account ends it).
+   */
+  @Type(() => Number)
+  @IsNumber({}, { message: 'LIVE_KEEPALIVE_S must be a number of seconds from 1 to 300' })
+  @Min(1, { message: 'LIVE_KEEPALIVE_S must be a number of seconds from 1 to 300' })
+  @Max(300, { message: 'LIVE_KEEPALIVE_S must be a number of seconds from 1 to 300' })
+  LIVE_KEEPALIVE_S = 15;
+
   /** How long a handoff without `until` (or one the agent asked for) lasts. */
   @Type(() => Number)
   @IsNumber({}, { message: 'HANDOFF_DEFAULT_S must be a number of seconds from 1 to 2592000' })

@@ -229,6 +229,34 @@ BEGIN
   RETURN NULL;
 END $$`,
   ),
+  // What the inbox shows of a contact changed (its pause, opt-out, name or keys): the live
+  // streams hear of it. A new message or send is heard of through its message.
+  sqlFunction(
+    'mc_contacts_live',
+    `
+CREATE OR REPLACE FUNCTION mc_contacts_live() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF EXISTS (SELECT 1 FROM live_listeners) THEN
+    PERFORM mc_live_notify('contact', array_agg(n.instance_id ORDER BY n.id),
+      array_agg(n.id ORDER BY n.id))
+    FROM after_rows n JOIN before_rows o ON o.id = n.id
+    WHERE o.handoff_until IS DISTINCT FROM n.handoff_until
+       OR o.handoff_by IS DISTINCT FROM n.handoff_by
+       OR o.handoff_account_name IS DISTINCT FROM n.handoff_account_name
+       OR o.opted_out_at IS DISTINCT FROM n.opted_out_at OR o.name IS DISTINCT FROM n.name
+       OR o.wa_id IS DISTINCT FROM n.wa_id OR o.user_id IS DISTINCT FROM n.user_id;
+  END IF;
+  RETURN NULL;
+END $$`,
+  ),
+  sqlTrigger(
+    'tr_contacts_live',
+    'contacts',
+    `
+CREATE TRIGGER tr_contacts_live AFTER UPDATE ON contacts
+REFERENCING OLD TABLE AS before_rows NEW TABLE AS after_rows
+FOR EACH STATEMENT EXECUTE FUNCTION mc_contacts_live()`,
+  ),
   sqlTrigger(
     'tr_contacts_handoff',
     'contacts',

@@ -201,6 +201,11 @@ export class ContactStore {
   }
 
   /** An instance's contact by number (digits) or user id; null when unknown. */
+  /** Contacts by id (those gone are left out): what a live stream says changed. */
+  contactsByIds(ids: string[]): Promise<Contact[]> {
+    return rows<Contact>(this.db, 'SELECT * FROM contacts WHERE id = ANY($1::uuid[])', [ids]);
+  }
+
   async contactByKey(instanceId: string, key: string): Promise<Contact | null> {
     const [contact] = await rows<Contact>(
       this.db,

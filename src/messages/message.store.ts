@@ -229,6 +229,17 @@ export class MessageStore {
   }
 
   /** A stored message with its contact's keys; null when the instance has none by that wamid. */
+  /** Messages by id, as a conversation reads them: what a live stream says changed. */
+  conversationMessages(ids: string[]): Promise<ConversationMessage[]> {
+    return rows<ConversationMessage>(
+      this.db,
+      `SELECT m.*, ${epochMicros('m.created_at')} AS created_us,
+         ${epochMicros('m.received_at')} AS received_us
+       FROM messages m WHERE m.id = ANY($1::uuid[])`,
+      [ids],
+    );
+  }
+
   async find(instanceId: string, wamid: string): Promise<StoredMessage | null> {
     const [message] = await rows<StoredMessage>(
       this.db,

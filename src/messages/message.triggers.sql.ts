@@ -83,6 +83,10 @@ BEGIN
                     AND t.type = ANY (s.event_types))
     ORDER BY m.seq;
   END IF;
+  IF EXISTS (SELECT 1 FROM live_listeners) THEN
+    PERFORM mc_live_notify('message', array_agg(instance_id ORDER BY seq), array_agg(id ORDER BY seq))
+    FROM added;
+  END IF;
   RETURN NULL;
 END $$`,
   ),
@@ -129,6 +133,14 @@ BEGIN
                   WHERE (s.instance_id IS NULL OR s.instance_id = n.instance_id)
                     AND e.type = ANY (s.event_types))
     ORDER BY n.seq, e.rank;
+  END IF;
+  IF EXISTS (SELECT 1 FROM live_listeners) THEN
+    -- What a conversation shows changed (not a turn's claim of its messages).
+    PERFORM mc_live_notify('message', array_agg(n.instance_id ORDER BY n.seq),
+      array_agg(n.id ORDER BY n.seq))
+    FROM after_rows n JOIN before_rows o ON o.id = n.id
+    WHERE o.status IS DISTINCT FROM n.status OR o.type <> n.type
+       OR o.contact_id IS DISTINCT FROM n.contact_id;
   END IF;
   RETURN NULL;
 END $$`,

@@ -354,6 +354,17 @@ describe('ContactStore', () => {
     });
   });
 
+  describe('contactsByIds', () => {
+    it('reads contacts by id, leaving out ids of none', async () => {
+      const instanceId = await insertInstance(context.db);
+      const a = await newContact(instanceId, { waId: '5511900000310' });
+      const b = await newContact(instanceId, { userId: 'BR.310' });
+      const found = await store.contactsByIds([a, b, randomUUID()]);
+      expect(found.map((c) => c.id).sort()).toEqual([a, b].sort());
+      expect(found.find((c) => c.id === b)).toMatchObject({ user_id: 'BR.310', wa_id: null });
+    });
+  });
+
   describe('contactByKey', () => {
     it('finds by number when the key is digits, by user id otherwise, within the instance', async () => {
       const instanceId = await insertInstance(context.db);

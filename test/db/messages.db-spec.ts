@@ -317,6 +317,20 @@ describe('MessageStore', () => {
     });
   });
 
+  describe('conversationMessages', () => {
+    it('reads messages by id as a conversation does, with their arrival times', async () => {
+      const instanceId = await insertInstance(context.db);
+      const contactId = await newContact(instanceId, { waId: '5511900000311' });
+      const received = inbound('5511900000311', contactId);
+      await store.insertInbound(instanceId, true, [received]);
+      const stored = await message(received.wamid);
+      const [read] = await store.conversationMessages([stored.id, randomUUID()]);
+      expect(read).toMatchObject({ wamid: received.wamid, contact_id: contactId });
+      expect(BigInt(read.created_us)).toBe(BigInt(received.sentAt.getTime()) * 1000n);
+      expect(BigInt(read.received_us)).toBe(BigInt(received.receivedAt.getTime()) * 1000n);
+    });
+  });
+
   describe('applyStatuses', () => {
     it('moves a status forward only, failed last with its errors', async () => {
       const instanceId = await insertInstance(context.db);

@@ -17,6 +17,8 @@ import { EventsSubscriptionsBeforeLanes1795650683124 } from './1795650683124-eve
 import { Accounts1795652000000 } from './1795652000000-accounts.js';
 import { PeopleWhoSend1795660829636 } from './1795660829636-people-who-send.js';
 import { PeopleWhoSendEvents1795660949914 } from './1795660949914-people-who-send-events.js';
+import { LiveListeners1795661709573 } from './1795661709573-live-listeners.js';
+import { LiveNotifications1795661881922 } from './1795661881922-live-notifications.js';
 
 /**
  * Every migration, oldest first (`npm run sql:migration` appends the ones it writes).
@@ -43,4 +45,6 @@ export const MIGRATIONS = [
   Accounts1795652000000,
   PeopleWhoSend1795660829636,
   PeopleWhoSendEvents1795660949914,
+  LiveListeners1795661709573,
+  LiveNotifications1795661881922,
 ];

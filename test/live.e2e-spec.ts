@@ -1,0 +1,268 @@
+import { deliverSigned, envelope, type WebhookTarget } from './support/fake-platform.js';
+import { LiveStreamClient, type StreamEvent } from './support/live-stream.js';
+import {
+  APP_SECRET,
+  adminToken,
+  createApiKey,
+  createInstance,
+  http,
+  startTestApp,
+  useTestService,
+  waitFor,
+  type TestApp,
+  type TestDatabase,
+} from './support/test-app.js';
+
+const PHONE_NUMBER_ID = '106540352288201';
+const OTHER_NUMBER_ID = '106540352288202';
+const PASSWORD = 'correct horse battery staple';
+
+interface LiveMessage {
+  contact: { wa_id: string | null; handoff: { active: boolean; by: string | null } };
+  message: { wamid: string; direction: string; status: string; sent_by: string | null };
+}
+
+let sequence = 0;
+
+describe('GET /live: an instance’s changes as they are stored, on every api process', () => {
+  // Credentials are checked again at each keep-alive: every second here.
+  const context = useTestService({ env: { LIVE_KEEPALIVE_S: '1' } });
+  let service: TestApp;
+  let db: TestDatabase;
+  let admin: string;
+  let apiKey: string;
+  let operator: string;
+  let instanceId: string;
+  let otherId: string;
+  const streams: LiveStreamClient[] = [];
+
+  const target = (): WebhookTarget => ({
+    url: `${service.url}/webhooks/messenger`,
+    appSecret: APP_SECRET,
+    phoneNumberId: PHONE_NUMBER_ID,
+  });
+  const customerWrites = async (from: string, text = 'hello'): Promise<string> => {
+    const wamid = `wamid.live${++sequence}`;
+    const status = await deliverSigned(
+      target(),
+      envelope(target(), 'messages', {
+        contacts: [{ profile: { name: `User ${from}` }, wa_id: from }],
+        messages: [
+          {
+            from,
+            id: wamid,
+            timestamp: String(Math.floor(Date.now() / 1000)),
+            type: 'text',
+            text: { body: text },
+          },
+        ],
+      }),
+    );
+    expect(status).toBe(200);
+    return wamid;
+  };
+  const statusArrives = async (wamid: string, to: string, status: string) => {
+    const answer = await deliverSigned(
+      target(),
+      envelope(target(), 'messages', {
+        statuses: [
+          { id: wamid, status, timestamp: String(Math.floor(Date.now() / 1000)), recipient_id: to },
+        ],
+      }),
+    );
+    expect(answer).toBe(200);
+  };
+  const open = async (token: string, query = '', headers: Record<string, string> = {}) => {
+    const stream = await LiveStreamClient.open(service.url, token, query, headers);
+    streams.push(stream);
+    return stream;
+  };
+  const ready = async (token: string, query = '') => {
+    const stream = await open(token, query);
+    expect(stream.status).toBe(200);
+    await stream.next((e) => e.event === 'ready');
+    return stream;
+  };
+  const messageEvent = (wamid: string, status?: string) => (e: StreamEvent) =>
+    e.event === 'message' &&
+    (e.data as unknown as LiveMessage).message.wamid === wamid &&
+    (status === undefined || (e.data as unknown as LiveMessage).message.status === status);
+
+  beforeAll(async () => {
+    ({ service, db } = context);
+    admin = await adminToken(service.url);
+    instanceId = await createInstance(service.url, admin, PHONE_NUMBER_ID, 'Live store');
+    otherId = await createInstance(service.url, admin, OTHER_NUMBER_ID, 'Other store');
+    apiKey = await createApiKey(service.url, admin, instanceId, 'live');
+    await http(service.url, 'POST', '/admin/accounts', {
+      token: admin,
+      body: {
+        username: 'lia',
+        display_name: 'Lia',
+        role: 'operator',
+        password: PASSWORD,
+        instance_ids: [instanceId],
+      },
+    });
+    operator = (
+      await http<{ token: string }>(service.url, 'POST', '/admin/auth/login', {
+        body: { username: 'lia', password: PASSWORD },
+      })
+    ).body.token;
+  });
+
+  afterEach(async () => {
+    await Promise.all(streams.splice(0).map((s) => s.close()));
+  });
+
+  it('sends a customer’s message, a person’s send, its statuses and a take-over as they are stored', async () => {
+    const stream = await ready(operator);
+    expect(stream.of('ready')[0].data).toEqual({ resumed: false });
+
+    const inbound = await customerWrites('5511966660001');
+    const received = (await stream.next(messageEvent(inbound))).data as unknown as LiveMessage;
+    expect(received.message).toMatchObject({ direction: 'inbound', status: 'received' });
+    expect(received.contact.wa_id).toBe('5511966660001');
+
+    const sent = await http<{ wamid: string }>(service.url, 'POST', '/send/text', {
+      token: operator,
+      body: { to: '5511966660001', body: 'Lia here' },
+    });
+    expect(sent.status).toBe(200);
+    const outbound = (await stream.next(messageEvent(sent.body.wamid)))
+      .data as unknown as LiveMessage;
+    expect(outbound.message).toMatchObject({ direction: 'outbound', sent_by: 'person' });
+    // The person's send paused the agent: the contact that came with it says so.
+    expect(outbound.contact.handoff).toMatchObject({ active: true });
+
+    await statusArrives(sent.body.wamid, '5511966660001', 'delivered');
+    await stream.next(messageEvent(sent.body.wamid, 'delivered'));
+    await statusArrives(sent.body.wamid, '5511966660001', 'read');
+    await stream.next(messageEvent(sent.body.wamid, 'read'));
+
+    await http(service.url, 'DELETE', '/contacts/5511966660001/handoff', { token: apiKey });
+    const handedBack = await stream.next(
+      (e) =>
+        e.event === 'contact' &&
+        (e.data.contact as { handoff: { active: boolean } }).handoff.active === false,
+    );
+    expect(handedBack.data.contact).toMatchObject({ wa_id: '5511966660001' });
+    // Ids grow: a reconnecting browser resumes after the last one it saw.
+    const seqs = stream.events.filter((e) => e.event !== 'ready').map((e) => e.id!.split('.')[1]);
+    expect(seqs.map(Number)).toEqual([...seqs.map(Number)].sort((a, b) => a - b));
+  });
+
+  it('sends nothing of another instance, and refuses an operator another instance', async () => {
+    const refused = await open(operator, `?instance_id=${otherId}`);
+    expect(refused.status).toBe(403);
+    expect(refused.error).toMatchObject({ code: 'instance_forbidden' });
+
+    const mine = await ready(apiKey);
+    const others = await ready(admin, `?instance_id=${otherId}`);
+    const wamid = await customerWrites('5511966660002');
+    await mine.next(messageEvent(wamid));
+    expect(others.events.filter((e) => e.event === 'message')).toEqual([]);
+  });
+
+  it('resumes after Last-Event-ID with what was missed; an id it cannot vouch for starts over', async () => {
+    const first = await ready(apiKey);
+    const seen = await customerWrites('5511966660003', 'one');
+    await first.next(messageEvent(seen));
+    const lastId = first.lastId()!;
+    await first.close();
+
+    const missed = await customerWrites('5511966660003', 'two');
+    await waitFor(
+      async () =>
+        (await http(service.url, 'GET', `/messages/${missed}`, { token: apiKey })).status === 200,
+    );
+    const resumed = await open(apiKey, '', { 'last-event-id': lastId });
+    const replayed = await resumed.next(messageEvent(missed));
+    const readyAt = resumed.events.findIndex((e) => e.event === 'ready');
+    expect(resumed.events.indexOf(replayed)).toBeLessThan(readyAt);
+    expect(resumed.events[readyAt].data).toEqual({ resumed: true });
+    expect(resumed.events.filter(messageEvent(seen))).toEqual([]);
+
+    const unknown = await open(apiKey, '', { 'last-event-id': '0123456789abcdef.5' });
+    await unknown.next((e) => e.event === 'ready');
+    expect(unknown.events.map((e) => e.event)).toEqual(['reset', 'ready']);
+    expect(unknown.of('ready')[0].data).toEqual({ resumed: false });
+  });
+
+  it('ends a stream once its key is revoked, or its account disabled', async () => {
+    const created = await http<{ id: string; key: string }>(
+      service.url,
+      'POST',
+      '/admin/api-keys',
+      {
+        token: admin,
+        body: { name: 'short-lived', instance_id: instanceId },
+      },
+    );
+    const byKey = await ready(created.body.key);
+    const created2 = await http<{ id: string }>(service.url, 'POST', '/admin/accounts', {
+      token: admin,
+      body: {
+        username: 'leo',
+        display_name: 'Leo',
+        role: 'operator',
+        password: PASSWORD,
+        instance_ids: [instanceId],
+      },
+    });
+    const leo = (
+      await http<{ token: string }>(service.url, 'POST', '/admin/auth/login', {
+        body: { username: 'leo', password: PASSWORD },
+      })
+    ).body.token;
+    const byPerson = await ready(leo);
+    const unchanged = await ready(apiKey);
+
+    await http(service.url, 'DELETE', `/admin/api-keys/${created.body.id}`, { token: admin });
+    await http(service.url, 'PATCH', `/admin/accounts/${created2.body.id}`, {
+      token: admin,
+      body: { disabled: true },
+    });
+    await byKey.next((e) => e.event === 'ended');
+    await byPerson.next((e) => e.event === 'ended');
+    await waitFor(() => byKey.ended && byPerson.ended);
+    // Another stream goes on: it still gets what is stored.
+    const wamid = await customerWrites('5511966660005');
+    await unchanged.next(messageEvent(wamid));
+    expect(unchanged.ended).toBe(false);
+  });
+
+  it('a stream on a second api process sees what the first stored', async () => {
+    const second = await startTestApp({
+      DATABASE_URL: db.url,
+      PLATFORM_API_URL: context.platform.url,
+      REDIS_PREFIX: service.config.REDIS_PREFIX,
+      APP_ROLE: 'api',
+    });
+    try {
+      const elsewhere = await LiveStreamClient.open(second.url, apiKey);
+      streams.push(elsewhere);
+      await elsewhere.next((e) => e.event === 'ready');
+      const sent = await http<{ wamid: string }>(service.url, 'POST', '/send/text', {
+        token: apiKey,
+        body: { to: '5511966660003', body: 'from the first process' },
+      });
+      await elsewhere.next(messageEvent(sent.body.wamid));
+      await elsewhere.close();
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('starts over when the connection it listens on is lost, and goes on streaming', async () => {
+    const stream = await ready(apiKey);
+    const [killed] = await db.query<{ killed: boolean }>(
+      `SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity
+       WHERE datname = current_database() AND query = 'LISTEN mc_live'`,
+    );
+    expect(killed.killed).toBe(true);
+    await stream.next((e) => e.event === 'reset', 20_000);
+    const wamid = await customerWrites('5511966660004');
+    await stream.next(messageEvent(wamid));
+  });
+});
