@@ -70,6 +70,7 @@ export class LiveFeed implements BeforeApplicationShutdown, OnApplicationShutdow
   private listening: LiveListening | null = null;
   private firstConnection: Promise<void> | null = null;
   private renewTimer: NodeJS.Timeout | null = null;
+  private writing: Promise<unknown> = Promise.resolve();
   /** Instances whose last stream ended since the last renewal. */
   private readonly recentlyLeft = new Set<string>();
   private readonly pending = new Map<string, { messages: Set<string>; contacts: Set<string> }>();
@@ -162,7 +163,7 @@ export class LiveFeed implements BeforeApplicationShutdown, OnApplicationShutdow
     if (!registration) {
       const entry = { ready: Promise.resolve(), from: Number.MAX_SAFE_INTEGER };
       entry.ready = (async () => {
-        const at = await this.store.renew(this.processId, this.watched(instanceId), LISTENER_TTL_S);
+        const at = await this.writeRows();
         const passed = await this.store.waitForOlderTransactions(at, OLDER_TRANSACTIONS_WAIT_MS);
         if (!passed) {
           this.logger.warn(
@@ -182,11 +183,22 @@ export class LiveFeed implements BeforeApplicationShutdown, OnApplicationShutdow
     return registration.ready;
   }
 
-  /** The instances this process watches, with `also`. */
-  private watched(also?: string): string[] {
-    const ids = new Set([...this.sinks.keys(), ...this.registered.keys()]);
-    if (also) ids.add(also);
-    return [...ids];
+  /** The instances this process watches. */
+  private watched(): string[] {
+    return [...new Set([...this.sinks.keys(), ...this.registered.keys()])];
+  }
+
+  /**
+   * Writes this process's rows as the instances watched are when the write
+   * runs. One write at a time: a renewal that read the list before a new
+   * instance came must not delete the row that instance's registration wrote.
+   */
+  private writeRows(): Promise<Date> {
+    const write = this.writing
+      .catch(() => undefined)
+      .then(() => this.store.renew(this.processId, this.watched(), LISTENER_TTL_S));
+    this.writing = write;
+    return write;
   }
 
   /**
@@ -198,9 +210,8 @@ export class LiveFeed implements BeforeApplicationShutdown, OnApplicationShutdow
       if (!this.sinks.has(id) && !this.recentlyLeft.delete(id)) this.registered.delete(id);
     }
     for (const id of this.recentlyLeft) if (this.sinks.has(id)) this.recentlyLeft.delete(id);
-    const watched = this.watched();
     try {
-      await this.store.renew(this.processId, watched, LISTENER_TTL_S);
+      await this.writeRows();
     } catch (error) {
       this.logger.warn({ err: (error as Error).message }, 'live listeners could not be renewed');
     }
@@ -233,10 +244,14 @@ export class LiveFeed implements BeforeApplicationShutdown, OnApplicationShutdow
     }
     const into = notice.kind === 'message' ? pending.messages : pending.contacts;
     for (const id of notice.ids) into.add(id);
-    this.flushing ??= this.flush().finally(() => {
-      this.flushing = null;
-      if (this.pending.size > 0) this.flushing = this.flush();
-    });
+    // One flush at a time, in order; notices that come during one are read by the next.
+    this.flushing ??= (async () => {
+      try {
+        while (this.pending.size > 0) await this.flush();
+      } finally {
+        this.flushing = null;
+      }
+    })();
   }
 
   /** Reads what the notices since the last flush named, and sends it: one read for all streams. */
