@@ -4,7 +4,17 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'dist-tools/**', 'coverage/**', 'node_modules/**', 'bench/results/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'dist-tools/**',
+      'coverage/**',
+      'node_modules/**',
+      'bench/results/**',
+      // Generated from the OpenAPI document (npm run console:api).
+      'console/src/api/schema.d.ts',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -30,6 +40,8 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-argument': 'off',
     },
   },
+  // The console runs in the browser.
+  { files: ['console/**/*.{ts,tsx}'], languageOptions: { globals: { ...globals.browser } } },
   { files: ['**/*.js', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },
   prettier,
 );

@@ -1,5 +1,6 @@
 import helmet from '@fastify/helmet';
 import { NestFactory } from '@nestjs/core';
+import { serveConsole } from './console/serve-console.js';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger, PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module.js';
@@ -127,6 +128,7 @@ async function configure(
   if (config.runsHttpApi) {
     serveOpenApi(app);
     await serveQueueDashboard(app, config);
+    await serveConsole(app);
   }
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onRequest', async (request, reply) => {

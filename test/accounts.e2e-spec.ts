@@ -310,4 +310,63 @@ describe('Accounts: admins and operators who log in', () => {
     expect(back.body.role).toBe('operator');
     expect((await listInstances(back.body.token)).status).toBe(403);
   });
+
+  it("the console's session: the token only in an httpOnly cookie, changes need the console's header, logout clears it", async () => {
+    await createAccount({
+      username: 'iris',
+      display_name: 'Iris',
+      role: 'operator',
+      password: PASSWORD,
+      instance_ids: [instanceId],
+    });
+    const started = await http<Record<string, unknown>>(
+      service.url,
+      'POST',
+      '/admin/auth/session',
+      {
+        body: { username: 'iris', password: PASSWORD },
+      },
+    );
+    expect(started.status).toBe(200);
+    expect(started.body).toMatchObject({
+      username: 'iris',
+      display_name: 'Iris',
+      role: 'operator',
+      instances: [expect.objectContaining({ id: instanceId })],
+    });
+    expect(started.body.token).toBeUndefined();
+    const setCookie = started.headers.getSetCookie().find((c) => c.startsWith('mc_session='))!;
+    expect(setCookie).toMatch(/; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Strict$/);
+    const cookie = setCookie.split(';')[0];
+    expect(started.text).not.toContain(cookie.slice('mc_session='.length));
+
+    const who = await http(service.url, 'GET', '/admin/auth/session', { headers: { cookie } });
+    expect(who.body).toMatchObject({ username: 'iris', role: 'operator' });
+    expect(
+      (await http(service.url, 'GET', '/admin/instances', { headers: { cookie } })).status,
+    ).toBe(403);
+    const forged = await http(service.url, 'POST', '/contacts/5511999990000/handoff', {
+      headers: { cookie },
+      body: {},
+    });
+    expect(forged.status).toBe(403);
+    expect(forged.body).toMatchObject({ code: 'forbidden' });
+    const fromConsole = await http(service.url, 'POST', '/contacts/5511999990000/handoff', {
+      headers: { cookie, 'x-console': '1' },
+      body: {},
+    });
+    expect(fromConsole.body).toMatchObject({ code: 'contact_not_found' });
+
+    expect(
+      (await http(service.url, 'DELETE', '/admin/auth/session', { headers: { cookie } })).status,
+    ).toBe(403);
+    const ended = await http(service.url, 'DELETE', '/admin/auth/session', {
+      headers: { cookie, 'x-console': '1' },
+    });
+    expect(ended.status).toBe(204);
+    expect(ended.headers.getSetCookie()).toEqual([
+      expect.stringMatching(/^mc_session=; Path=\/; Max-Age=0/),
+    ]);
+    expect((await http(service.url, 'GET', '/admin/auth/session')).status).toBe(401);
+  });
 });

@@ -1,12 +1,12 @@
 import { deliverSigned, envelope, type WebhookTarget } from './support/fake-platform.js';
 import { LiveStreamClient, type StreamEvent } from './support/live-stream.js';
+import { startServiceProcess } from './support/service-process.js';
 import {
   APP_SECRET,
   adminToken,
   createApiKey,
   createInstance,
   http,
-  startTestApp,
   useTestService,
   waitFor,
   type TestApp,
@@ -152,6 +152,19 @@ describe('GET /live: an instance’s changes as they are stored, on every api pr
     expect(seqs.map(Number)).toEqual([...seqs.map(Number)].sort((a, b) => a - b));
   });
 
+  it('sends every message of a burst, and what comes after it', async () => {
+    const stream = await ready(apiKey);
+    // Deliveries at once: notices come while the feed is still reading earlier ones.
+    const burst = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        customerWrites(`55119666601${String(i).padStart(2, '0')}`),
+      ),
+    );
+    for (const wamid of burst) await stream.next(messageEvent(wamid));
+    const after = await customerWrites('5511966660199');
+    await stream.next(messageEvent(after));
+  });
+
   it('sends nothing of another instance, and refuses an operator another instance', async () => {
     const refused = await open(operator, `?instance_id=${otherId}`);
     expect(refused.status).toBe(403);
@@ -233,7 +246,7 @@ describe('GET /live: an instance’s changes as they are stored, on every api pr
   });
 
   it('a stream on a second api process sees what the first stored', async () => {
-    const second = await startTestApp({
+    const second = await startServiceProcess({
       DATABASE_URL: db.url,
       PLATFORM_API_URL: context.platform.url,
       REDIS_PREFIX: service.config.REDIS_PREFIX,
@@ -250,7 +263,7 @@ describe('GET /live: an instance’s changes as they are stored, on every api pr
       await elsewhere.next(messageEvent(sent.body.wamid));
       await elsewhere.close();
     } finally {
-      await second.close();
+      await second.stop();
     }
   });
 

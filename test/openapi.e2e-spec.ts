@@ -78,8 +78,9 @@ describe('OpenAPI document', () => {
     const served = (servedRoutes.get(context.service.app) ?? []).filter(
       (route) =>
         !route.url.startsWith('/docs') &&
-        // The queue dashboard is a web UI, not part of the API.
+        // The queue dashboard and the console are web UIs, not part of the API.
         !route.url.startsWith('/admin/queues') &&
+        !route.url.startsWith('/console') &&
         !['HEAD', 'OPTIONS'].includes(route.method),
     );
     expect(served.length).toBeGreaterThan(30);
@@ -152,12 +153,14 @@ describe('OpenAPI document', () => {
       .map(({ operation }) => operation.operationId)
       .sort();
     expect(open).toEqual([
+      'endSession',
       'getHealth',
       'getLiveness',
       'getMetrics',
       'getReadiness',
       'login',
       'receiveWebhook',
+      'startSession',
       'verifyWebhook',
     ]);
     const both: string[] = [];
@@ -325,7 +328,8 @@ describe('OpenAPI document', () => {
             !['HEAD', 'OPTIONS'].includes(route.method) &&
             // Swagger UI's assets and the dashboard's own API are parts of the pages.
             !route.url.startsWith('/docs/') &&
-            !route.url.startsWith('/admin/queues/'),
+            !route.url.startsWith('/admin/queues/') &&
+            !route.url.startsWith('/console'),
         )
         .map((route) => `${route.method} ${route.url.replace(/:\w+/g, '{}')}`),
     );

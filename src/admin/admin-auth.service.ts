@@ -3,9 +3,16 @@ import { JwtService } from '@nestjs/jwt';
 import { AppException } from '../common/app.exception.js';
 import { sameSecret } from '../common/secrets.js';
 import { AppConfig } from '../config/app-config.js';
-import type { LoginDto, LoginResponseDto } from './dto/login.dto.js';
+import type { LoginDto, LoginResponseDto, SessionDto } from './dto/login.dto.js';
 import { AccountsService } from '../accounts/accounts.service.js';
-import { ACCOUNT_TOKEN, CREDENTIALS_CLAIM, credentialsStamp } from '../auth/jwt.strategy.js';
+import { SESSION_COOKIE } from '../auth/credentials.js';
+import {
+  ACCOUNT_TOKEN,
+  CREDENTIALS_CLAIM,
+  credentialsStamp,
+  type AdminPrincipal,
+} from '../auth/jwt.strategy.js';
+import { InstancesService } from '../instances/instances.service.js';
 import { KnownDevices } from './known-device.js';
 import { LoginThrottleService } from './login-throttle.service.js';
 
@@ -19,6 +26,7 @@ export class AdminAuthService {
     private readonly throttle: LoginThrottleService,
     private readonly devices: KnownDevices,
     private readonly accounts: AccountsService,
+    private readonly instances: InstancesService,
   ) {}
 
   /**
@@ -137,6 +145,45 @@ export class AdminAuthService {
       role: account.role,
       account_id: account.id,
       expires_in,
+    };
+  }
+
+  /** The console's session cookie carrying `token` (httpOnly, SameSite=Strict, Secure in production). */
+  sessionCookie(token: string): string {
+    const attributes = [
+      `${SESSION_COOKIE}=${token}`,
+      'Path=/',
+      `Max-Age=${this.config.JWT_EXPIRES_IN}`,
+      'HttpOnly',
+      'SameSite=Strict',
+    ];
+    if (this.config.isProduction) attributes.push('Secure');
+    return attributes.join('; ');
+  }
+
+  /** A Set-Cookie value that ends the console's session in the browser. */
+  endedSessionCookie(): string {
+    const attributes = [`${SESSION_COOKIE}=`, 'Path=/', 'Max-Age=0', 'HttpOnly', 'SameSite=Strict'];
+    if (this.config.isProduction) attributes.push('Secure');
+    return attributes.join('; ');
+  }
+
+  /** Who a person is, with the instances whose inbox they may open. */
+  async session(person: AdminPrincipal): Promise<SessionDto> {
+    const all = await this.instances.list();
+    const mine =
+      person.role === 'admin' ? all : all.filter((i) => person.instanceIds.includes(i.id));
+    return {
+      username: person.username,
+      display_name: person.displayName,
+      role: person.role,
+      account_id: person.accountId,
+      instances: mine.map((i) => ({
+        id: i.id,
+        name: i.name,
+        display_phone_number: i.display_phone_number,
+        is_active: i.is_active,
+      })),
     };
   }
 }

@@ -2,6 +2,7 @@ import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto'
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
 import { credentialsStamp } from '../auth/jwt.strategy.js';
+import { readCookie } from '../common/cookies.js';
 
 export const KNOWN_DEVICE_COOKIE = 'mc_known_device';
 /** How long a browser stays known after its last successful login. */
@@ -70,13 +71,4 @@ export class KnownDevices {
       .update(`${username}\0${credentialsStamp(this.config)}\0${expires}\0${id}`)
       .digest('base64url');
   }
-}
-
-/** One cookie's value from a Cookie header (the service reads no other cookie). */
-function readCookie(header: string | undefined, name: string): string | undefined {
-  for (const part of (header ?? '').split(';')) {
-    const split = part.indexOf('=');
-    if (split > 0 && part.slice(0, split).trim() === name) return part.slice(split + 1).trim();
-  }
-  return undefined;
 }

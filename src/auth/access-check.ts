@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { AppException } from '../common/app.exception.js';
 import { InstancesService } from '../instances/instances.service.js';
 import { ApiKeysService } from './api-keys.service.js';
-import { bearerToken } from './credentials.js';
+import { bearerToken, sessionToken } from './credentials.js';
 import { JwtStrategy, type AdminJwtPayload } from './jwt.strategy.js';
 
 /**
@@ -28,7 +28,7 @@ export class AccessCheck {
     try {
       const instance = await this.instances.findById(instanceId);
       if (!instance?.is_active) return false;
-      const token = bearerToken(request);
+      const token = bearerToken(request) ?? sessionToken(request);
       if (!token) return false;
       if (request.client?.person) {
         const payload = await this.jwt.verifyAsync<AdminJwtPayload & object>(token);

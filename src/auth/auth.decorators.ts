@@ -5,7 +5,7 @@ import { ApiBearerAuth, ApiSecurity } from '@nestjs/swagger';
 export const AUTH_KIND_KEY = 'auth-kind';
 
 /** Who may call a route. A route that declares none is refused (deny by default). */
-export type AuthKind = 'public' | 'admin' | 'api_key' | 'inbox';
+export type AuthKind = 'public' | 'admin' | 'api_key' | 'inbox' | 'person';
 
 /**
  * The security requirement that marks a public route in the generated
@@ -40,6 +40,13 @@ export const InboxAuth = (): ClassDecorator & MethodDecorator =>
     ApiBearerAuth('api-key'),
     ApiBearerAuth('admin-jwt'),
   );
+
+/**
+ * A route for whoever logged in, an admin or an operator (the session's own
+ * routes); documented as the admin token's scheme.
+ */
+export const PersonAuth = (): ClassDecorator & MethodDecorator =>
+  applyDecorators(SetMetadata(AUTH_KIND_KEY, 'person'), ApiBearerAuth('admin-jwt'));
 
 export const INSTANCE_FROM_FORM_KEY = 'instance-from-form';
 

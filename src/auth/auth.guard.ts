@@ -10,7 +10,7 @@ import { AppConfig } from '../config/app-config.js';
 import { RateLimiter } from '../redis/rate-limiter.js';
 import { ApiKeysService } from './api-keys.service.js';
 import { ClientInstanceResolver } from './client-instance.resolver.js';
-import { bearerToken } from './credentials.js';
+import { assertFromConsole, bearerToken, sessionToken } from './credentials.js';
 import type { AdminPrincipal } from './jwt.strategy.js';
 
 /** Passport's JWT guard, answering with the contract's 401. */
@@ -53,13 +53,16 @@ export class AuthGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const kind = routeAuthKind(this.reflector, context);
     if (kind === 'public') return true;
-    if (kind === 'admin') {
-      await this.jwtGuard.canActivate(context);
-      const { user } = context
+    if (kind === 'admin' || kind === 'person') {
+      const request = context
         .switchToHttp()
         .getRequest<FastifyRequest & { user?: AdminPrincipal }>();
+      await this.jwtGuard.canActivate(context);
+      assertFromConsole(request);
       // An operator's token opens the inbox of its instances, never an admin route.
-      if (user?.role !== 'admin') throw new AppException('forbidden', 'This route is for admins');
+      if (kind === 'admin' && request.user?.role !== 'admin') {
+        throw new AppException('forbidden', 'This route is for admins');
+      }
       return true;
     }
     if (kind === 'inbox' || kind === 'api_key') {
@@ -68,9 +71,12 @@ export class AuthGuard implements CanActivate {
         this.reflector.get<boolean | undefined>(INSTANCE_FROM_FORM_KEY, context.getHandler()) ===
         true;
       const token = bearerToken(request);
-      // A global API_KEY shaped like a JWT stays an API key.
+      // A global API_KEY shaped like a JWT stays an API key; the console's cookie is a person's.
       const person =
-        kind === 'inbox' && token !== null && JWT_SHAPE.test(token) && !this.isGlobalKey(token);
+        kind === 'inbox' &&
+        (token === null
+          ? sessionToken(request) !== null
+          : JWT_SHAPE.test(token) && !this.isGlobalKey(token));
       // A person's instance comes from the query (a multipart form is read by the handler).
       if (person) await this.authenticatePerson(context, request);
       else await this.authenticateClient(request, fromForm);
@@ -89,6 +95,7 @@ export class AuthGuard implements CanActivate {
     request: FastifyRequest & { user?: AdminPrincipal },
   ): Promise<void> {
     await this.jwtGuard.canActivate(context);
+    assertFromConsole(request);
     const user = request.user!;
     await this.limit(`account:${user.accountId ?? 'admin'}`, 'This account');
     const named = requestedInstanceId(request);

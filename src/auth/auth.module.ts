@@ -35,6 +35,13 @@ import { JWT_ALGORITHM, JwtStrategy } from './jwt.strategy.js';
     AccessCheck,
     { provide: APP_GUARD, useClass: AuthGuard },
   ],
-  exports: [ApiKeysService, ClientInstanceResolver, AccessCheck, JwtModule, AccountsModule],
+  exports: [
+    ApiKeysService,
+    ClientInstanceResolver,
+    AccessCheck,
+    JwtStrategy,
+    JwtModule,
+    AccountsModule,
+  ],
 })
 export class AuthModule {}

@@ -1,11 +1,13 @@
 import { createHmac } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
+import type { FastifyRequest } from 'fastify';
 import { ExtractJwt, Strategy } from 'passport-jwt';
 import { AppException } from '../common/app.exception.js';
 import { AccountsService } from '../accounts/accounts.service.js';
 import type { AccountRole } from '../accounts/account.types.js';
 import { AppConfig } from '../config/app-config.js';
+import { sessionToken } from './credentials.js';
 
 /** Who a valid console or admin token stands for. */
 export interface AdminPrincipal {
@@ -67,7 +69,11 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
     private readonly accounts: AccountsService,
   ) {
     super({
-      jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
+      // The Authorization header, else the console's session cookie.
+      jwtFromRequest: ExtractJwt.fromExtractors([
+        ExtractJwt.fromAuthHeaderAsBearerToken(),
+        (request: FastifyRequest) => sessionToken(request),
+      ]),
       secretOrKey: config.JWT_SECRET,
       algorithms: [JWT_ALGORITHM],
       ignoreExpiration: false,

@@ -6,6 +6,7 @@ import {
   ApiOperation,
   ApiParam,
   ApiProperty,
+  ApiQuery,
   ApiTags,
 } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -49,6 +50,14 @@ export class MediaController {
     summary: 'Upload media to use in a send',
     description:
       'Streamed to the platform as it arrives. Answers the media id to give as media.id in /send/*.',
+  })
+  @ApiQuery({
+    name: 'instance_id',
+    required: false,
+    schema: { type: 'string', format: 'uuid' },
+    description:
+      "The instance, when the form does not name it; a person's token names it here (or, for " +
+      'an operator of one instance, not at all)',
   })
   @ApiConsumes('multipart/form-data')
   @ApiBody({

@@ -1,0 +1,135 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, must } from '../api/client';
+import { t, when } from '../i18n';
+import { Composer, replyingTo } from './composer';
+import { MessageItem } from './message';
+import {
+  instanceId,
+  keyOf,
+  loadOlder,
+  loading,
+  messages,
+  olderCursor,
+  openConversation,
+  upsertContact,
+  type Contact,
+} from './state';
+
+/** The handoff bar: who answers, until when, and Take over / Hand back. */
+function Handoff({ contact }: { contact: Contact }) {
+  const [includePending, setIncludePending] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const key = keyOf(contact);
+  const { handoff } = contact;
+  const change = async (take: boolean) => {
+    setBusy(true);
+    try {
+      const params = { path: { key } };
+      const instance_id = instanceId.value!;
+      const changed = take
+        ? must(await api.POST('/contacts/{key}/handoff', { params, body: { instance_id } }))
+        : must(
+            await api.DELETE('/contacts/{key}/handoff', {
+              params,
+              body: { instance_id, include_pending: includePending },
+            }),
+          );
+      upsertContact(changed);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const who =
+    handoff.by === 'agent'
+      ? t('conversation.by.agent')
+      : (handoff.account?.display_name ?? (handoff.by === 'api' ? t('conversation.by.api') : null));
+  return (
+    <div class="handoff" role="status">
+      {handoff.active ? (
+        <>
+          <span>
+            {t('conversation.pausedUntil', { time: when(handoff.until) })}
+            {who && ` ${t('conversation.pausedBy', { name: who })}`}
+          </span>
+          {handoff.reason && (
+            <span class="muted"> · {t('conversation.reason', { reason: handoff.reason })}</span>
+          )}
+          <label class="pending">
+            <input
+              type="checkbox"
+              checked={includePending}
+              onChange={(e) => setIncludePending(e.currentTarget.checked)}
+            />
+            {t('conversation.includePending')}
+          </label>
+          <button type="button" disabled={busy} onClick={() => void change(false)}>
+            {t('conversation.handBack')}
+          </button>
+        </>
+      ) : (
+        <>
+          <span>{t('conversation.agentActive')}</span>
+          <button type="button" disabled={busy} onClick={() => void change(true)}>
+            {t('conversation.takeOver')}
+          </button>
+        </>
+      )}
+    </div>
+  );
+}
+
+export function Conversation({ contact }: { contact: Contact }) {
+  const list = useRef<HTMLOListElement>(null);
+  const atBottom = useRef(true);
+  const key = keyOf(contact);
+
+  // New messages keep the view at the bottom when it was there; older ones keep the place read.
+  useEffect(() => {
+    const element = list.current;
+    if (element && atBottom.current) element.scrollTop = element.scrollHeight;
+  }, [messages.value]);
+
+  return (
+    <section class="conversation" aria-labelledby="conversation-title">
+      <header>
+        <button type="button" class="link back" onClick={() => void openConversation(null)}>
+          ← {t('conversation.back')}
+        </button>
+        <h2 id="conversation-title">{contact.name ?? key}</h2>
+        <span class="muted">{contact.name ? key : ''}</span>
+        <Handoff contact={contact} />
+      </header>
+      <ol
+        ref={list}
+        class="messages"
+        tabIndex={0}
+        aria-label={contact.name ?? key}
+        aria-busy={loading.value}
+        onScroll={(e) => {
+          const el = e.currentTarget;
+          atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+          if (el.scrollTop < 40 && olderCursor.value) void loadOlder();
+        }}
+      >
+        {olderCursor.value && (
+          <li class="older">
+            <button type="button" class="link" onClick={() => void loadOlder()}>
+              {t('conversation.older')}
+            </button>
+          </li>
+        )}
+        {messages.value.map((message) => (
+          <MessageItem
+            key={message.wamid}
+            message={message}
+            onReply={() => {
+              replyingTo.value = { ...replyingTo.value, [key]: message.wamid };
+              document.getElementById('composer-text')?.focus();
+            }}
+          />
+        ))}
+      </ol>
+      <Composer contact={contact} />
+    </section>
+  );
+}

@@ -1,0 +1,214 @@
+import type { ComponentChildren } from 'preact';
+import { t, when } from '../i18n';
+import { formatted } from './format';
+import { instanceId, type Message } from './state';
+
+type Content = Record<string, unknown>;
+const str = (value: unknown): string => (typeof value === 'string' ? value : '');
+const obj = (value: unknown): Content =>
+  value && typeof value === 'object' ? (value as Content) : {};
+
+/** A media file through the service, with the session's cookie (the platform's URLs need its token). */
+function mediaUrl(id: string): string {
+  return `/media/${encodeURIComponent(id)}?instance_id=${encodeURIComponent(instanceId.value ?? '')}`;
+}
+
+/**
+ * What a message's media is: inbound, the platform's object under its type
+ * (`image: { id, caption, filename }`); outbound, the send as it was made
+ * (`media: { id | link }`, `caption`, `filename`).
+ */
+function media(message: Message): { src: string | null; caption: string; filename: string } {
+  const content = message.content;
+  if (message.direction === 'inbound') {
+    const part = obj(content[message.type]);
+    return {
+      src: part.id ? mediaUrl(str(part.id)) : null,
+      caption: str(part.caption),
+      filename: str(part.filename),
+    };
+  }
+  const ref = obj(content.media);
+  const src = ref.id
+    ? mediaUrl(str(ref.id))
+    : /^https:\/\//.test(str(ref.link))
+      ? str(ref.link)
+      : null;
+  return { src, caption: str(content.caption), filename: str(content.filename) };
+}
+
+/** The text of a message, as the customer or the sender wrote it. */
+function text(message: Message): string {
+  const content = message.content;
+  return message.direction === 'inbound' ? str(obj(content.text).body) : str(content.body);
+}
+
+function Body({ message }: { message: Message }): ComponentChildren {
+  const content = message.content;
+  const caption = (value: string) => value && <p class="caption">{formatted(value)}</p>;
+  switch (message.type) {
+    case 'text':
+      return <p class="text">{formatted(text(message))}</p>;
+    case 'image':
+    case 'sticker': {
+      const { src, caption: words } = media(message);
+      return (
+        <>
+          {src && (
+            <img
+              class={message.type}
+              src={src}
+              alt={words || t(`conversation.unsupported`, { type: message.type })}
+              loading="lazy"
+            />
+          )}
+          {caption(words)}
+        </>
+      );
+    }
+    case 'video': {
+      const { src, caption: words } = media(message);
+      return (
+        <>
+          {src && <video controls preload="metadata" src={src} />}
+          {caption(words)}
+        </>
+      );
+    }
+    case 'audio': {
+      const { src } = media(message);
+      return src ? <audio controls preload="metadata" src={src} /> : null;
+    }
+    case 'document': {
+      const { src, caption: words, filename } = media(message);
+      return (
+        <>
+          <p class="document">
+            <span aria-hidden="true">📄 </span>
+            {src ? (
+              <a href={src} download={filename || true}>
+                {filename || t('conversation.document')}
+              </a>
+            ) : (
+              filename || t('conversation.document')
+            )}
+          </p>
+          {caption(words)}
+        </>
+      );
+    }
+    case 'location': {
+      const place = message.direction === 'inbound' ? obj(content.location) : content;
+      const lat = Number(place.latitude);
+      const lng = Number(place.longitude);
+      return (
+        <p class="location">
+          <span aria-hidden="true">📍 </span>
+          <strong>{str(place.name) || t('conversation.location')}</strong>
+          {str(place.address) && <span> · {str(place.address)}</span>}{' '}
+          <a
+            href={`https://www.openstreetmap.org/?mlat=${lat}&mlon=${lng}#map=17/${lat}/${lng}`}
+            target="_blank"
+            rel="noopener noreferrer"
+          >
+            {t('conversation.openMap')}
+          </a>
+        </p>
+      );
+    }
+    case 'contacts': {
+      const cards = Array.isArray(content.contacts) ? (content.contacts as Content[]) : [];
+      return (
+        <ul class="cards" aria-label={t('conversation.contactCard')}>
+          {cards.map((card, i) => {
+            const phones = Array.isArray(card.phones) ? (card.phones as Content[]) : [];
+            return (
+              <li key={i}>
+                <strong>{str(obj(card.name).formatted_name)}</strong>
+                {phones.map((p) => (
+                  <span key={str(p.phone)}> · {str(p.phone)}</span>
+                ))}
+              </li>
+            );
+          })}
+        </ul>
+      );
+    }
+    case 'reaction': {
+      const reaction = message.direction === 'inbound' ? obj(content.reaction) : content;
+      return (
+        <p class="reaction">{t('conversation.reactedWith', { emoji: str(reaction.emoji) })}</p>
+      );
+    }
+    case 'interactive': {
+      // Inbound: a button or list reply; outbound: what was offered.
+      const reply = obj(content.interactive);
+      const chosen = obj(reply.button_reply ?? reply.list_reply);
+      if (message.direction === 'inbound') return <p class="text">↩ {str(chosen.title)}</p>;
+      return <p class="text">{formatted(str(content.body))}</p>;
+    }
+    case 'button':
+      return <p class="text">↩ {str(obj(content.button).text)}</p>;
+    case 'template':
+      return <p class="text">📋 {str(content.template_name)}</p>;
+    default:
+      return <p class="muted">{t('conversation.unsupported', { type: message.type })}</p>;
+  }
+}
+
+/** Who sent an outbound message: the agent, a client's API key, a person by name. */
+function sender(message: Message): string | null {
+  if (message.direction !== 'outbound') return null;
+  if (message.sent_by === 'person') {
+    return t('conversation.by.person', { name: message.sent_by_account?.display_name ?? '' });
+  }
+  return t(`conversation.by.${message.sent_by === 'agent' ? 'agent' : 'api'}`);
+}
+
+/** Sent ✓, delivered ✓✓, read ✓✓ (coloured), failed with the platform's reason. */
+function Ticks({ message }: { message: Message }) {
+  if (message.direction !== 'outbound') return null;
+  const label = t(`conversation.status.${message.status}`);
+  const marks: Record<string, string> = { sent: '✓', delivered: '✓✓', read: '✓✓', failed: '!' };
+  return (
+    <span class={`ticks ${message.status}`} title={label} aria-label={label} role="img">
+      {marks[message.status] ?? ''}
+    </span>
+  );
+}
+
+function failure(message: Message): string | null {
+  if (message.status !== 'failed' || !message.errors?.length) return null;
+  const error = message.errors[0] as { title?: string; error_data?: { details?: string } };
+  return error.error_data?.details ?? error.title ?? null;
+}
+
+export function MessageItem({ message, onReply }: { message: Message; onReply: () => void }) {
+  const quoted = str(obj(message.content.context).id) || str(message.content.reply_to);
+  const by = sender(message);
+  const reason = failure(message);
+  return (
+    <li class={`message ${message.direction} ${message.sent_by ?? ''}`} data-wamid={message.wamid}>
+      {by && <span class="by">{by}</span>}
+      {quoted && <p class="quoted">{t('conversation.inReplyTo')}</p>}
+      <Body message={message} />
+      {reason && (
+        <p class="error" role="note">
+          {t('conversation.failedBecause', { reason })}
+        </p>
+      )}
+      <span class="meta">
+        <time dateTime={message.created_at}>{when(message.created_at)}</time>
+        <Ticks message={message} />
+        <button
+          type="button"
+          class="link reply"
+          onClick={onReply}
+          aria-label={t('conversation.replyTo')}
+        >
+          ↩
+        </button>
+      </span>
+    </li>
+  );
+}

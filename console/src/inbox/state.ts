@@ -1,0 +1,172 @@
+import { computed, signal } from '@preact/signals';
+import { api, must, type Schemas } from '../api/client';
+
+export type Contact = Schemas['ContactDto'];
+export type Message = Schemas['ConversationMessageDto'];
+export type Filter = 'all' | 'waiting' | 'agent' | 'open' | 'optedOut';
+
+/** The instance shown. */
+export const instanceId = signal<string | null>(null);
+export const contacts = signal<Contact[]>([]);
+export const contactsCursor = signal<string | null>(null);
+export const query = signal('');
+export const filter = signal<Filter>('all');
+/** The contact whose conversation is open, by key (its number, or its user id). */
+export const openKey = signal<string | null>(null);
+export const messages = signal<Message[]>([]);
+export const olderCursor = signal<string | null>(null);
+export const loading = signal(false);
+export const liveState = signal<'connecting' | 'live' | 'offline'>('connecting');
+
+const STATUS_RANK: Record<string, number> = { sent: 1, delivered: 2, read: 3, failed: 4 };
+
+/** A contact's key in the API's routes. */
+export const keyOf = (contact: Pick<Contact, 'wa_id' | 'user_id'>): string =>
+  contact.wa_id ?? contact.user_id ?? '';
+
+/** Handed over by the agent (or asking for a person), and still paused: someone must answer. */
+export const isWaiting = (contact: Contact): boolean =>
+  contact.handoff.active && contact.handoff.by === 'agent';
+
+const activity = (contact: Contact): string =>
+  [contact.last_inbound_at ?? '', contact.last_outbound_at ?? ''].sort().at(-1)!;
+
+/** Waiting contacts first (the longest waiting at the top), then the newest activity. */
+function ordered(list: Contact[]): Contact[] {
+  return [...list].sort((a, b) => {
+    const wa = isWaiting(a);
+    const wb = isWaiting(b);
+    if (wa !== wb) return wa ? -1 : 1;
+    if (wa && wb) return (a.handoff.since ?? '') < (b.handoff.since ?? '') ? -1 : 1;
+    return activity(a) > activity(b) ? -1 : activity(a) < activity(b) ? 1 : 0;
+  });
+}
+
+const matches: Record<Filter, (contact: Contact) => boolean> = {
+  all: () => true,
+  waiting: (c) => c.handoff.active,
+  agent: (c) => !c.handoff.active && c.opted_out_at === null,
+  open: (c) => c.window.open,
+  optedOut: (c) => c.opted_out_at !== null,
+};
+
+/** The list as shown: filtered, waiting contacts first. */
+export const shown = computed(() => ordered(contacts.value.filter(matches[filter.value])));
+export const waitingCount = computed(() => contacts.value.filter(isWaiting).length);
+export const openContact = computed(
+  () => contacts.value.find((c) => keyOf(c) === openKey.value) ?? null,
+);
+
+/**
+ * What the live stream brought while a read of the list or of the open
+ * conversation was on its way: the read's answer may predate it, so it is
+ * applied again on top of the answer (a status never moves back).
+ */
+const during = { list: null as Contact[] | null, conversation: null as Message[] | null };
+
+export async function loadContacts(): Promise<void> {
+  const id = instanceId.value;
+  if (!id) return;
+  const caught: Contact[] = [];
+  during.list = caught;
+  try {
+    const page = must(
+      await api.GET('/contacts', {
+        params: {
+          query: { instance_id: id, limit: 100, ...(query.value ? { q: query.value } : {}) },
+        },
+      }),
+    );
+    if (id !== instanceId.value) return;
+    contacts.value = page.data;
+    contactsCursor.value = page.next_cursor;
+  } finally {
+    if (during.list === caught) during.list = null;
+  }
+  for (const contact of caught) upsertContact(contact);
+}
+
+export async function moreContacts(): Promise<void> {
+  const id = instanceId.value;
+  if (!id || !contactsCursor.value) return;
+  const page = must(
+    await api.GET('/contacts', {
+      params: {
+        query: {
+          instance_id: id,
+          limit: 100,
+          cursor: contactsCursor.value,
+          ...(query.value ? { q: query.value } : {}),
+        },
+      },
+    }),
+  );
+  const known = new Set(contacts.value.map(keyOf));
+  contacts.value = [...contacts.value, ...page.data.filter((c) => !known.has(keyOf(c)))];
+  contactsCursor.value = page.next_cursor;
+}
+
+export async function openConversation(key: string | null): Promise<void> {
+  openKey.value = key;
+  messages.value = [];
+  olderCursor.value = null;
+  const id = instanceId.value;
+  if (!key || !id) return;
+  loading.value = true;
+  const caught: Message[] = [];
+  during.conversation = caught;
+  try {
+    const page = must(
+      await api.GET('/contacts/{key}/messages', {
+        params: { path: { key }, query: { instance_id: id } },
+      }),
+    );
+    if (openKey.value !== key) return;
+    messages.value = page.data;
+    olderCursor.value = page.older;
+    upsertContact(page.contact);
+    for (const message of caught) upsertMessage(page.contact, message);
+  } finally {
+    if (during.conversation === caught) during.conversation = null;
+    loading.value = false;
+  }
+}
+
+export async function loadOlder(): Promise<void> {
+  const key = openKey.value;
+  const id = instanceId.value;
+  if (!key || !id || !olderCursor.value) return;
+  const page = must(
+    await api.GET('/contacts/{key}/messages', {
+      params: { path: { key }, query: { instance_id: id, before: olderCursor.value } },
+    }),
+  );
+  if (openKey.value !== key) return;
+  const known = new Set(messages.value.map((m) => m.wamid));
+  messages.value = [...page.data.filter((m) => !known.has(m.wamid)), ...messages.value];
+  olderCursor.value = page.older;
+}
+
+/** A contact as the API or the live stream gave it: replaced, or added. */
+export function upsertContact(contact: Contact): void {
+  during.list?.push(contact);
+  const key = keyOf(contact);
+  const others = contacts.value.filter((c) => keyOf(c) !== key);
+  contacts.value = [contact, ...others];
+}
+
+/** A message of the open conversation, new or changed, kept in its arrival order. */
+export function upsertMessage(contact: Contact, message: Message): void {
+  if (keyOf(contact) !== openKey.value) return;
+  during.conversation?.push(message);
+  const known = messages.value.find((m) => m.wamid === message.wamid);
+  // Statuses only move forward: an older copy of a message does not take a tick back.
+  const newest =
+    known && (STATUS_RANK[known.status] ?? 0) > (STATUS_RANK[message.status] ?? 0)
+      ? { ...message, status: known.status, errors: known.errors }
+      : message;
+  const rest = messages.value.filter((m) => m.wamid !== message.wamid);
+  rest.push(newest);
+  rest.sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0));
+  messages.value = rest;
+}

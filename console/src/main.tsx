@@ -1,0 +1,5 @@
+import { render } from 'preact';
+import './i18n';
+import { App } from './app';
+
+render(<App />, document.getElementById('app')!);

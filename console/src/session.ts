@@ -1,0 +1,32 @@
+import { signal } from '@preact/signals';
+import { api, must, sessionEnded, type Schemas } from './api/client';
+
+export type Session = Schemas['SessionDto'];
+
+/** Who is logged in (null: nobody; undefined: not known yet). */
+export const session = signal<Session | null | undefined>(undefined);
+
+/**
+ * Reads the session the cookie carries. At start, none shows the login page;
+ * later, the page stays and a 401 shows the login over it (sessionEnded).
+ */
+export async function loadSession(): Promise<void> {
+  const answer = await api.GET('/admin/auth/session');
+  if (answer.data) {
+    session.value = answer.data;
+    sessionEnded.value = false;
+  } else if (session.value === undefined) {
+    session.value = null;
+  }
+}
+
+/** Logs in: the service sets the session cookie (httpOnly: this code never sees the token). */
+export async function logIn(username: string, password: string): Promise<void> {
+  session.value = must(await api.POST('/admin/auth/session', { body: { username, password } }));
+  sessionEnded.value = false;
+}
+
+export async function logOut(): Promise<void> {
+  await api.DELETE('/admin/auth/session');
+  session.value = null;
+}
