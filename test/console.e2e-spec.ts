@@ -134,8 +134,11 @@ describe('The console in a browser: log in, the live inbox, take over and answer
   it('is served at /console under a strict Content-Security-Policy, with no inline script', async () => {
     const page = await fetch(`${service.url}/console/`);
     expect(page.status).toBe(200);
-    expect(page.headers.get('content-security-policy')).toBe(CONSOLE_CSP);
-    expect(CONSOLE_CSP).toContain("script-src 'self'");
+    const policy = page.headers.get('content-security-policy')!;
+    expect(policy).toBe(CONSOLE_CSP);
+    expect(policy).toContain("script-src 'self'");
+    expect(policy).toContain("frame-ancestors 'none'");
+    expect(policy).not.toContain('unsafe-');
     const html = await page.text();
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
     expect(html).not.toMatch(/\son\w+=/);

@@ -174,7 +174,28 @@ describe('GET /live: an instance’s changes as they are stored, on every api pr
     const others = await ready(admin, `?instance_id=${otherId}`);
     const wamid = await customerWrites('5511966660002');
     await mine.next(messageEvent(wamid));
-    expect(others.events.filter((e) => e.event === 'message')).toEqual([]);
+    // The other instance's own message reaches its stream after this one was stored.
+    const elsewhere = { ...target(), phoneNumberId: OTHER_NUMBER_ID };
+    const theirs = `wamid.live-other${++sequence}`;
+    const status = await deliverSigned(
+      elsewhere,
+      envelope(elsewhere, 'messages', {
+        contacts: [{ profile: { name: 'Other' }, wa_id: '5511966660098' }],
+        messages: [
+          {
+            from: '5511966660098',
+            id: theirs,
+            timestamp: String(Math.floor(Date.now() / 1000)),
+            type: 'text',
+            text: { body: 'elsewhere' },
+          },
+        ],
+      }),
+    );
+    expect(status).toBe(200);
+    await others.next(messageEvent(theirs));
+    expect(others.events.filter(messageEvent(wamid))).toEqual([]);
+    expect(mine.events.filter(messageEvent(theirs))).toEqual([]);
   });
 
   it('resumes after Last-Event-ID with what was missed; an id it cannot vouch for starts over', async () => {

@@ -1,5 +1,7 @@
 import { signal } from '@preact/signals';
 import { api, must, sessionEnded, type Schemas } from './api/client';
+import { drafts } from './inbox/composer';
+import { contacts, instanceId, messages, openKey } from './inbox/state';
 
 export type Session = Schemas['SessionDto'];
 
@@ -29,4 +31,14 @@ export async function logIn(username: string, password: string): Promise<void> {
 export async function logOut(): Promise<void> {
   await api.DELETE('/admin/auth/session');
   session.value = null;
+  // Nothing of this person's inbox stays for whoever logs in next in this tab.
+  forget();
+}
+
+function forget(): void {
+  drafts.value = {};
+  contacts.value = [];
+  messages.value = [];
+  openKey.value = null;
+  instanceId.value = null;
 }

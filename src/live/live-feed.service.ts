@@ -76,6 +76,8 @@ export class LiveFeed implements BeforeApplicationShutdown, OnApplicationShutdow
   private readonly pending = new Map<string, { messages: Set<string>; contacts: Set<string> }>();
   private flushing: Promise<void> | null = null;
   private stopped = false;
+  /** Aborted as the process stops: a new stream's wait ends at once. */
+  private readonly stopping = new AbortController();
 
   constructor(
     private readonly store: LiveStore,
@@ -129,6 +131,7 @@ export class LiveFeed implements BeforeApplicationShutdown, OnApplicationShutdow
 
   beforeApplicationShutdown(): void {
     this.stopped = true;
+    this.stopping.abort();
     // Open streams would hold the server's close: they end, and clients reconnect elsewhere.
     for (const set of this.sinks.values()) for (const sink of set) sink.close();
     this.sinks.clear();
@@ -164,7 +167,11 @@ export class LiveFeed implements BeforeApplicationShutdown, OnApplicationShutdow
       const entry = { ready: Promise.resolve(), from: Number.MAX_SAFE_INTEGER };
       entry.ready = (async () => {
         const at = await this.writeRows();
-        const passed = await this.store.waitForOlderTransactions(at, OLDER_TRANSACTIONS_WAIT_MS);
+        const passed = await this.store.waitForOlderTransactions(
+          at,
+          OLDER_TRANSACTIONS_WAIT_MS,
+          this.stopping.signal,
+        );
         if (!passed) {
           this.logger.warn(
             { instanceId },

@@ -73,11 +73,14 @@ export class LiveController {
       close: () => raw.end(),
     };
     const timer: { keepAlive?: NodeJS.Timeout } = {};
-    request.raw.on('close', () => {
+    const closed = () => {
+      if (!open) return;
       open = false;
       clearInterval(timer.keepAlive);
       this.feed.unsubscribe(instance.id, sink);
-    });
+    };
+    request.raw.on('close', closed);
+    raw.on('close', closed);
     try {
       await this.feed.subscribe(instance.id, sink);
     } catch (error) {
@@ -86,7 +89,11 @@ export class LiveController {
       throw error;
     }
     void reply.hijack();
-    if (!open) return; // the client left while the stream was set up
+    // The client left while the stream was set up (perhaps before this handler listened).
+    if (!open || request.raw.destroyed || raw.destroyed) {
+      closed();
+      return;
+    }
     raw.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-store',

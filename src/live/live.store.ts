@@ -60,8 +60,11 @@ export class LiveStore {
    */
   async renew(processId: string, instanceIds: string[], ttlSeconds: number): Promise<Date> {
     await this.db.transaction(async (tx) => {
+      // This process's rows it no longer needs, and those of processes that died a while ago.
       await tx.query(
-        `DELETE FROM live_listeners WHERE process_id = $1 AND NOT instance_id = ANY($2::uuid[])`,
+        `DELETE FROM live_listeners
+         WHERE (process_id = $1 AND NOT instance_id = ANY($2::uuid[]))
+            OR expires_at < now() - interval '1 minute'`,
         [processId, instanceIds],
       );
       // An instance deleted meanwhile has no row to refer to: it is left out.
@@ -90,9 +93,14 @@ export class LiveStore {
    * are over, a read sees what they wrote, and everything later is notified.
    * A session whose activity this role may not see is not waited for.
    */
-  async waitForOlderTransactions(since: Date, maxMs: number): Promise<boolean> {
+  async waitForOlderTransactions(
+    since: Date,
+    maxMs: number,
+    signal?: AbortSignal,
+  ): Promise<boolean> {
     const deadline = Date.now() + maxMs;
     for (;;) {
+      signal?.throwIfAborted();
       const [{ older }] = await rows<{ older: boolean }>(
         this.db,
         `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
@@ -102,7 +110,7 @@ export class LiveStore {
       );
       if (!older) return true;
       if (Date.now() > deadline) return false;
-      await sleep(HORIZON_POLL_MS);
+      await sleep(HORIZON_POLL_MS, undefined, { signal });
     }
   }
 
@@ -161,8 +169,9 @@ export class LiveStore {
       close: async () => {
         closed = true;
         stop.abort();
-        await client?.end().catch(() => undefined);
-        await running;
+        // Bounded: a connection that does not answer its end is not waited for.
+        const ended = client?.end().catch(() => undefined);
+        await Promise.race([Promise.all([ended, running]), sleep(2000)]);
       },
     };
   }

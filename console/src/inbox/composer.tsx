@@ -9,7 +9,7 @@ import { instanceId, keyOf, type Contact } from './state';
  * login shows, and when another conversation is opened and this one again.
  * In memory only: it never outlives the tab.
  */
-const drafts = signal<Record<string, string>>({});
+export const drafts = signal<Record<string, string>>({});
 /** The message being replied to, per contact. */
 export const replyingTo = signal<Record<string, string | undefined>>({});
 
@@ -22,7 +22,8 @@ const KIND_OF: Array<[RegExp, 'image' | 'video' | 'audio' | 'sticker' | 'documen
 
 /** A send to the open contact; a person's send takes the conversation over (the service pauses the agent). */
 export function Composer({ contact }: { contact: Contact }) {
-  const key = keyOf(contact);
+  // Per instance and contact: the same number may be a contact of two instances.
+  const key = `${instanceId.value}:${keyOf(contact)}`;
   const to = contact.wa_id ? { to: contact.wa_id } : { recipient: contact.user_id! };
   const text = drafts.value[key] ?? '';
   const reply = replyingTo.value[key];
@@ -104,7 +105,8 @@ export function Composer({ contact }: { contact: Contact }) {
       class="composer"
       onSubmit={(event) => {
         event.preventDefault();
-        if (text.trim() && !blocked) void sendText();
+        // Enter pressed twice sends once: the second waits for the first.
+        if (text.trim() && !blocked && !busy) void sendText();
       }}
     >
       {closed && !optedOut && <p class="notice">{t('composer.windowClosed')}</p>}

@@ -1,3 +1,4 @@
+import { useRef } from 'preact/hooks';
 import { t, when } from '../i18n';
 import {
   contactsCursor,
@@ -58,7 +59,7 @@ function Row({ contact }: { contact: Contact }) {
 }
 
 export function ContactList() {
-  let searchTimer: number | undefined;
+  const searchTimer = useRef<number | undefined>(undefined);
   return (
     <nav class="contacts" aria-labelledby="contacts-title">
       <h2 id="contacts-title" class="visually-hidden">
@@ -72,8 +73,8 @@ export function ContactList() {
           value={query.value}
           onInput={(e) => {
             query.value = e.currentTarget.value;
-            window.clearTimeout(searchTimer);
-            searchTimer = window.setTimeout(() => void loadContacts(), 250);
+            window.clearTimeout(searchTimer.current);
+            searchTimer.current = window.setTimeout(() => void loadContacts(), 250);
           }}
         />
         <label class="visually-hidden" for="contact-filter">

@@ -34,11 +34,10 @@ export function follow(instanceId: string): () => void {
       const { resumed } = JSON.parse((event as MessageEvent<string>).data) as {
         resumed: boolean;
       };
-      if (!resumed) {
-        void loadContacts();
-        if (openKey.value) void openConversation(openKey.value);
-      }
+      if (!resumed) reread();
     });
+    // What was missed cannot be told (the service lost its notifications for a while).
+    source.addEventListener('reset', () => reread());
     source.addEventListener('message', (event) => {
       const data = JSON.parse((event as MessageEvent<string>).data) as {
         contact: Contact;
@@ -71,6 +70,12 @@ export function follow(instanceId: string): () => void {
     window.clearTimeout(retry);
     source?.close();
   };
+}
+
+/** Reads the list and the open conversation again. */
+function reread(): void {
+  void loadContacts();
+  if (openKey.value) void openConversation(openKey.value);
 }
 
 /** A contact changed: replaced in the list; announced when it starts waiting for a person. */

@@ -69,15 +69,15 @@ export async function loadContacts(): Promise<void> {
   if (!id) return;
   const caught: Contact[] = [];
   during.list = caught;
+  const q = query.value;
   try {
     const page = must(
       await api.GET('/contacts', {
-        params: {
-          query: { instance_id: id, limit: 100, ...(query.value ? { q: query.value } : {}) },
-        },
+        params: { query: { instance_id: id, limit: 100, ...(q ? { q } : {}) } },
       }),
     );
-    if (id !== instanceId.value) return;
+    // A newer search, or another instance, was asked for meanwhile: its answer wins.
+    if (id !== instanceId.value || q !== query.value) return;
     contacts.value = page.data;
     contactsCursor.value = page.next_cursor;
   } finally {
