@@ -25,23 +25,28 @@ function malformed(error: unknown): AppException {
   ]);
 }
 
-/** Passes the file on chunk by chunk, stopping with 413 once it is over its limit. */
+/**
+ * Passes the file on chunk by chunk, stopping with 413 once it is over its
+ * limit. The 413 is also kept in `over`: stopping the stream fails the
+ * upstream upload too, and whichever error surfaces first, the answer is the 413.
+ */
 async function* limited(
   file: AsyncIterable<Buffer> & { truncated?: boolean },
   maxBytes: number,
   category: string,
+  over: { error?: AppException },
 ): AsyncGenerator<Buffer> {
   let total = 0;
   try {
     for await (const chunk of file) {
       total += chunk.length;
-      if (total > maxBytes) throw tooLarge(category, maxBytes);
+      if (total > maxBytes) throw (over.error = tooLarge(category, maxBytes));
       yield chunk;
     }
   } catch (error) {
     throw malformed(error);
   }
-  if (file.truncated) throw tooLarge(category, maxBytes);
+  if (file.truncated) throw (over.error = tooLarge(category, maxBytes));
 }
 
 function tooLarge(category: string, maxBytes: number): AppException {
@@ -93,11 +98,16 @@ export class MediaService {
       }
       const maxBytes = MEDIA_MAX_BYTES[category];
       if (declared > maxBytes + MULTIPART_OVERHEAD_BYTES) throw tooLarge(category, maxBytes);
-      return await this.instances.session(instance).uploadMedia({
-        file: limited(part.file, maxBytes, category),
-        filename: part.filename || 'upload',
-        contentType: part.mimetype,
-      });
+      const over: { error?: AppException } = {};
+      try {
+        return await this.instances.session(instance).uploadMedia({
+          file: limited(part.file, maxBytes, category, over),
+          filename: part.filename || 'upload',
+          contentType: part.mimetype,
+        });
+      } catch (error) {
+        throw over.error ?? error;
+      }
     } finally {
       // Whatever happened, let the rest of the file flow past the parser.
       part.file.resume();
