@@ -25,6 +25,7 @@ import { BufferModule } from './turns/buffer/buffer.module.js';
 import { ContactsApiModule } from './contacts/contacts-api.module.js';
 import { ConversationsApiModule } from './conversations/conversations-api.module.js';
 import { LiveApiModule } from './live/live-api.module.js';
+import { OverviewApiModule } from './overview/overview-api.module.js';
 import { EventsApiModule } from './events/events-api.module.js';
 import { EventsWorkerModule } from './events/events-worker.module.js';
 import { TurnsApiModule } from './turns/turns-api.module.js';
@@ -64,6 +65,7 @@ export class AppModule {
         ContactsApiModule.register(BufferModule),
         ConversationsApiModule,
         LiveApiModule,
+        OverviewApiModule,
       );
     }
     if (config.runsWorkers) {

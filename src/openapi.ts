@@ -22,6 +22,7 @@ const TAGS: Record<string, string> = {
   'admin: auth': 'The admin login, whose JWT the other admin routes take',
   'admin: instances': 'Connected business phone numbers, each with its encrypted access token',
   'admin: api keys': 'The API keys clients use; each is shown once',
+  'admin: overview': 'The health of the dependencies and what is waiting, on one page',
   'admin: turns': "The agent's turns: a contact's messages given to the agent, and its answer",
   'admin: event subscriptions':
     'Client systems subscribed to events (messages, statuses, templates, turns, instances), ' +

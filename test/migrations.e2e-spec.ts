@@ -204,11 +204,19 @@ describe('migrations keep the data of earlier versions', () => {
     const indexWork = sent.filter(
       (s) => /^(CREATE|DROP) INDEX/i.test(s.sql) && /ix_messages_|ON messages /.test(s.sql),
     );
+    // (the conversation's two, the one they replace, then the sends by time of SendsByTime1795674961575)
     expect(indexWork.map((s) => s.sql.split(' ').slice(0, 3).join(' '))).toEqual([
       'CREATE INDEX CONCURRENTLY',
       'CREATE INDEX CONCURRENTLY',
       'DROP INDEX CONCURRENTLY',
+      'CREATE INDEX CONCURRENTLY',
     ]);
+    expect(indexes.ix_messages_sent_at).toEqual({
+      valid: true,
+      definition: expect.stringContaining(
+        "(created_at) WHERE ((direction)::text = 'outbound'::text)",
+      ),
+    });
     expect(indexWork.every((s) => !s.inTransaction)).toBe(true);
     // The strongest lock (ALTER TABLE) is asked for with a bound on the wait, in its own transaction.
     const alter = sent.findIndex((s) => /^ALTER TABLE messages/.test(s.sql));

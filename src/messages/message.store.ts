@@ -208,6 +208,27 @@ export class MessageStore {
     );
   }
 
+  /** How many messages wait for a turn, and the age in seconds of the oldest (0 when none waits). */
+  async awaitingSummary(): Promise<{ count: number; oldestAgeSeconds: number }> {
+    const [summary] = await rows<{ count: number; age: number | null }>(
+      this.db,
+      `SELECT count(*)::int AS count, extract(epoch FROM now() - min(received_at))::float8 AS age
+       FROM messages WHERE awaiting_turn`,
+    );
+    return { count: summary.count, oldestAgeSeconds: Math.max(0, summary.age ?? 0) };
+  }
+
+  /** How many messages were sent (recorded outbound) in the last `seconds`. */
+  async sentWithin(seconds: number): Promise<number> {
+    const [sent] = await rows<{ count: number }>(
+      this.db,
+      `SELECT count(*)::int AS count FROM messages
+       WHERE direction = 'outbound' AND created_at > now() - make_interval(secs => $1)`,
+      [seconds],
+    );
+    return sent.count;
+  }
+
   /** Seconds since the oldest message still waiting for a turn arrived (0 when none waits). */
   async oldestAwaitingAgeSeconds(): Promise<number> {
     const [oldest] = await rows<{ age: number | null }>(

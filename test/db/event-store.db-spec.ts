@@ -713,6 +713,27 @@ describe('EventStore', () => {
     });
   });
 
+  describe('undeliveredSummary', () => {
+    it('counts the pending deliveries of every subscription, with the oldest event’s age', async () => {
+      const before = await events.undeliveredSummary();
+      const { instanceId, subscriptionId } = await freshSubscription();
+      const [old] = await addEvents(instanceId, 'message.received', [lane('a'), lane('b')]);
+      await context.db.query(
+        `UPDATE events SET created_at = now() - interval '30 days' WHERE seq = $1`,
+        [old],
+      );
+      const after = await events.undeliveredSummary();
+      expect(after.count).toBe(before.count + 2);
+      expect(after.oldestAgeSeconds).toBeGreaterThanOrEqual(30 * 86_400);
+
+      await context.db.query(
+        `UPDATE event_deliveries SET state = 'failed' WHERE subscription_id = $1 AND event_seq = $2`,
+        [subscriptionId, old],
+      );
+      expect((await events.undeliveredSummary()).count).toBe(before.count + 1);
+    });
+  });
+
   describe('oldestPending', () => {
     it('gives per subscription the age of its oldest pending event', async () => {
       const { instanceId, subscriptionId } = await freshSubscription();

@@ -491,6 +491,50 @@ describe('MessageStore', () => {
     });
   });
 
+  describe('awaitingSummary', () => {
+    it('counts the messages waiting for a turn, with the age of the oldest', async () => {
+      const before = await store.awaitingSummary();
+      const instanceId = await insertInstance(context.db);
+      const contactId = await newContact(instanceId, { waId: '5511900000075' });
+      const oldest = new Date('1999-01-01T00:00:00.000Z');
+      const first = inbound('5511900000075', contactId, { receivedAt: oldest });
+      const second = inbound('5511900000075', contactId);
+      await store.insertInbound(instanceId, true, [first, second]);
+      await store.insertInbound(instanceId, false, [inbound('5511900000075', contactId)]);
+
+      const after = await store.awaitingSummary();
+      expect(after.count).toBe(before.count + 2);
+      const now = await databaseNow();
+      expect(after.oldestAgeSeconds).toBeGreaterThanOrEqual(
+        (now.getTime() - oldest.getTime()) / 1000 - 1,
+      );
+      await context.db.query(
+        'UPDATE messages SET awaiting_turn = false WHERE wamid = ANY($1::text[])',
+        [[first.wamid, second.wamid]],
+      );
+      expect((await store.awaitingSummary()).count).toBe(before.count);
+    });
+  });
+
+  describe('sentWithin', () => {
+    it('counts the outbound messages recorded within the last seconds, none inbound', async () => {
+      const instanceId = await insertInstance(context.db);
+      const contactId = await newContact(instanceId, { waId: '5511900000076' });
+      const before = await store.sentWithin(3600);
+      const old = outbound(instanceId, '5511900000076');
+      await store.insertOutbound([old, outbound(instanceId, '5511900000076')]);
+      await store.insertInbound(instanceId, false, [inbound('5511900000076', contactId)]);
+      expect(await store.sentWithin(3600)).toBe(before + 2);
+
+      await context.db.query(
+        `UPDATE messages SET created_at = now() - interval '2 hours' WHERE wamid = $1`,
+        [old.wamid],
+      );
+      expect(await store.sentWithin(3600)).toBe(before + 1);
+      expect(await store.sentWithin(3 * 3600)).toBeGreaterThanOrEqual(before + 2);
+    });
+  });
+
   describe('oldestAwaitingAgeSeconds', () => {
     it('is the age of the oldest waiting message, 0 when none waits', async () => {
       const instanceId = await insertInstance(context.db);

@@ -974,6 +974,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The health of the dependencies and what is waiting (the console’s first admin page) */
+        get: operations["getOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2279,6 +2296,34 @@ export interface components {
              * @example 813402.0
              */
             newer: string;
+        };
+        OverviewInstancesDto: {
+            total: number;
+            active: number;
+            /** @description Whose access token the platform refused: set a new one */
+            token_rejected: number;
+        };
+        BacklogDto: {
+            /** @example 3 */
+            count: number;
+            /**
+             * @description Age in seconds of the oldest (0 when none)
+             * @example 4.2
+             */
+            oldest_age_s: number;
+        };
+        OverviewDto: {
+            /** @description PostgreSQL, Redis and the platform */
+            health: components["schemas"]["DependenciesDto"];
+            instances: components["schemas"]["OverviewInstancesDto"];
+            /** @description Customers' messages waiting for the agent */
+            messages_waiting: components["schemas"]["BacklogDto"];
+            /** @description Event deliveries not made yet (every subscription), by their events’ age */
+            events_undelivered: components["schemas"]["BacklogDto"];
+            /** @description Messages sent in the last hour (agent, API and people) */
+            sends_last_hour: number;
+            /** @description Failed turns awaiting an admin (see /admin/turns) */
+            failed_turns: number;
         };
         FieldErrorDetailDto: {
             /**
@@ -8246,6 +8291,55 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unavailable`: PostgreSQL or Redis cannot be reached now; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Any other error, in the contract body */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    getOverview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OverviewDto"];
+                };
+            };
+            /** @description `unauthorized`: credentials missing, malformed, unknown, revoked or expired */
+            401: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { buildIndex, dropIndex } from '../concurrent-index.js';
 
 /**
  * The indexes a conversation is read by (ConversationPositions1764800000000):
@@ -30,7 +31,7 @@ export class ConversationIndexes1764860000000 implements MigrationInterface {
       'ix_messages_contact_stored',
       `messages (contact_id, stored_tx, seq) WHERE contact_id IS NOT NULL`,
     );
-    await queryRunner.query(`DROP INDEX CONCURRENTLY IF EXISTS ix_messages_contact`);
+    await dropIndex(queryRunner, 'ix_messages_contact');
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
@@ -39,22 +40,7 @@ export class ConversationIndexes1764860000000 implements MigrationInterface {
       'ix_messages_contact',
       `messages (contact_id, seq) WHERE contact_id IS NOT NULL`,
     );
-    const concurrently = queryRunner.isTransactionActive ? '' : 'CONCURRENTLY';
-    await queryRunner.query(`DROP INDEX ${concurrently} IF EXISTS ix_messages_contact_stored`);
-    await queryRunner.query(`DROP INDEX ${concurrently} IF EXISTS ix_messages_contact_arrival`);
+    await dropIndex(queryRunner, 'ix_messages_contact_stored');
+    await dropIndex(queryRunner, 'ix_messages_contact_arrival');
   }
-}
-
-/**
- * Builds index `name` ON `definition` unless a valid one exists; concurrently
- * unless run in a transaction (a revert may be: then it locks the table).
- */
-async function buildIndex(queryRunner: QueryRunner, name: string, definition: string) {
-  const concurrently = queryRunner.isTransactionActive ? '' : 'CONCURRENTLY';
-  const [left] = (await queryRunner.query(
-    `SELECT i.indisvalid AS valid FROM pg_index i WHERE i.indexrelid = to_regclass($1)`,
-    [name],
-  )) as Array<{ valid: boolean }>;
-  if (left && !left.valid) await queryRunner.query(`DROP INDEX ${concurrently} IF EXISTS ${name}`);
-  await queryRunner.query(`CREATE INDEX ${concurrently} IF NOT EXISTS ${name} ON ${definition}`);
 }

@@ -19,6 +19,7 @@ import { PeopleWhoSend1795660829636 } from './1795660829636-people-who-send.js';
 import { PeopleWhoSendEvents1795660949914 } from './1795660949914-people-who-send-events.js';
 import { LiveListeners1795661709573 } from './1795661709573-live-listeners.js';
 import { LiveNotifications1795661881922 } from './1795661881922-live-notifications.js';
+import { SendsByTime1795674961575 } from './1795674961575-sends-by-time.js';
 
 /**
  * Every migration, oldest first (`npm run sql:migration` appends the ones it writes).
@@ -47,4 +48,5 @@ export const MIGRATIONS = [
   PeopleWhoSendEvents1795660949914,
   LiveListeners1795661709573,
   LiveNotifications1795661881922,
+  SendsByTime1795674961575,
 ];
