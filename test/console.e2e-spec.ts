@@ -146,6 +146,14 @@ describe('The console in a browser: log in, the live inbox, take over and answer
     const asset = await fetch(`${service.url}${script}`);
     expect(asset.status).toBe(200);
     expect(asset.headers.get('cache-control')).toContain('immutable');
+
+    // A page of the console opened by its address is the page, under the same policy;
+    // a file that is not there stays a 404.
+    const deep = await fetch(`${service.url}/console/events/0b4c6c0e`);
+    expect(deep.status).toBe(200);
+    expect(deep.headers.get('content-security-policy')).toBe(CONSOLE_CSP);
+    expect(await deep.text()).toBe(html);
+    expect((await fetch(`${service.url}/console/assets/gone-1234.js`)).status).toBe(404);
   });
 
   it(

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -55,6 +56,9 @@ export async function serveConsole(app: NestFastifyApplication): Promise<void> {
     root,
     prefix: '/console/',
     decorateReply: false,
+    // A route per built file (the build is fixed once the process starts); the
+    // console's own pages (/console/instances, …) are the page itself, below.
+    wildcard: false,
     index: ['index.html'],
     setHeaders: (response, path) => {
       void response.header('content-security-policy', CONSOLE_CSP);
@@ -65,4 +69,19 @@ export async function serveConsole(app: NestFastifyApplication): Promise<void> {
     },
   });
   fastify.get('/console', async (_request, reply) => reply.redirect('/console/', 301));
+  // A page of the console opened by its address (a reload, a link): the same
+  // page, whose router shows it. A missing file (an asset of an older build)
+  // stays a 404.
+  const page = await readFile(`${root}index.html`);
+  fastify.get('/console/*', async (request, reply) => {
+    if (/\/assets\/|\.[a-z0-9]+$/i.test(request.url.split('?')[0])) {
+      const missing = new AppException('not_found', 'No such file in the console');
+      return reply.code(404).send(errorBody(missing));
+    }
+    return reply
+      .header('content-security-policy', CONSOLE_CSP)
+      .header('cache-control', 'no-cache')
+      .type('text/html; charset=utf-8')
+      .send(page);
+  });
 }

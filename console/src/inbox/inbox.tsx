@@ -1,7 +1,7 @@
 import { useEffect } from 'preact/hooks';
 import { sessionEnded } from '../api/client';
-import { LANGUAGES, language, setLanguage, t, type Language } from '../i18n';
-import { logOut, type Session } from '../session';
+import { language, t } from '../i18n';
+import type { Session } from '../session';
 import { ContactList } from './contact-list';
 import { Conversation } from './conversation';
 import { follow } from './live';
@@ -46,10 +46,7 @@ export function Inbox({ session }: { session: Session }) {
 
   return (
     <div class={`inbox${openKey.value ? ' reading' : ''}`}>
-      <a class="skip" href="#composer-text">
-        {t('app.skip')}
-      </a>
-      <header class="top">
+      <div class="inbox-bar">
         <label class="visually-hidden" for="instance">
           {t('header.instance')}
         </label>
@@ -68,7 +65,6 @@ export function Inbox({ session }: { session: Session }) {
         <span class={`live ${liveState.value}`} role="status">
           {liveState.value === 'offline' ? t('errors.offline') : ''}
         </span>
-        <span class="who">{t('header.signedInAs', { name: session.display_name })}</span>
         {'Notification' in window && Notification.permission === 'default' && (
           <button
             type="button"
@@ -80,25 +76,8 @@ export function Inbox({ session }: { session: Session }) {
             🔔
           </button>
         )}
-        <label class="visually-hidden" for="language">
-          {t('header.language')}
-        </label>
-        <select
-          id="language"
-          value={language.value}
-          onChange={(e) => setLanguage(e.currentTarget.value as Language)}
-        >
-          {LANGUAGES.map((l) => (
-            <option key={l.code} value={l.code}>
-              {l.name}
-            </option>
-          ))}
-        </select>
-        <button type="button" onClick={() => void logOut()}>
-          {t('header.logout')}
-        </button>
-      </header>
-      <main class="panes">
+      </div>
+      <main class="panes" id="content">
         <ContactList />
         {openContact.value ? (
           <Conversation contact={openContact.value} />
