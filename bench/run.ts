@@ -5,9 +5,10 @@ import { benchSend } from './send.bench.js';
 import { benchAck, benchPipeline, type Comparison } from './webhook.bench.js';
 import { benchEventsDrain, benchEventsLatency } from './events.bench.js';
 import { benchEventsCost } from './events-cost.bench.js';
+import { benchConsole, benchLiveCost } from './console.bench.js';
 
 /**
- * `npm run bench [-- ack|pipeline|send|events|events-latency|events-cost|recovery]
+ * `npm run bench [-- ack|pipeline|send|events|events-latency|events-cost|console|live-cost|recovery]
  * [--runs 3] [--duration 15] [--size 30000] [--rate 1000] [--cost-rate 250] [--phase 10]`:
  * measures the service beside bare baselines doing the same essential work
  * (bench/baselines), service and baseline one after the other, `runs` times
@@ -18,7 +19,9 @@ import { benchEventsCost } from './events-cost.bench.js';
  * client's receipt at --rate deliveries/s) and events-cost (the CPU forwarding
  * adds per event in the worker and in PostgreSQL at --cost-rate messages/s, in
  * phases of --phase seconds, beside a bare forwarder and a bare durable
- * outbox); recovery (crashes and outages, a
+ * outbox), console (the console in Chromium: first load, opening a
+ * conversation of 5,000 messages, a message shown live) and live-cost (the
+ * acknowledgement rate with 200 live streams open); recovery (crashes and outages, a
  * few minutes) only when named.
  */
 async function main(): Promise<void> {
@@ -46,6 +49,8 @@ async function main(): Promise<void> {
       'events-cost',
       () => benchEventsCost(option('cost-rate', 250), option('phase', 10), option('rate', 1000)),
     ],
+    ['console', () => benchConsole()],
+    ['live-cost', (run) => benchLiveCost(duration, run)],
   ];
   try {
     for (const [name, bench] of benches) {

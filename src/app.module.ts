@@ -17,6 +17,7 @@ import { PhoneNumbersModule } from './phone-numbers/phone-numbers.module.js';
 import { PlatformModule } from './platform/platform.module.js';
 import { MediaModule } from './media/media.module.js';
 import { MessagesApiModule } from './messages/messages-api.module.js';
+import { MessagesModule } from './messages/messages.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { RedisModule } from './redis/redis.module.js';
 import { SendApiModule } from './send/send-api.module.js';
@@ -62,7 +63,7 @@ export class AppModule {
         WebhookApiModule,
         TurnsApiModule,
         EventsApiModule,
-        ContactsApiModule.register(BufferModule),
+        ContactsApiModule.register(BufferModule, MessagesModule),
         ConversationsApiModule,
         LiveApiModule,
         OverviewApiModule,

@@ -331,6 +331,14 @@ describe('The console’s admin pages in a browser: instances, accounts, API key
     'failed turns: listed with the agent’s error, and retried from the console',
     async () => {
       const from = '5511988880001';
+      // An inbox open on the number sees the turn fail, and the retry, as they happen.
+      const inbox = await newPage();
+      await logIn(inbox, 'admin', ADMIN_PASSWORD);
+      await inbox
+        .getByLabel('Number', { exact: true })
+        .selectOption(await instanceIdByName('Main store (SP)'));
+      const failure = inbox.getByRole('note').filter({ hasText: 'The agent could not answer' });
+
       context.agent.answerNext({ status: 400, body: { error: 'cannot parse' } });
       const target: WebhookTarget = {
         url: `${service.url}/webhooks/messenger`,
@@ -339,17 +347,12 @@ describe('The console’s admin pages in a browser: instances, accounts, API key
       };
       const written = await simulateMessage(target, { waId: from, name: 'Carla' }, 'help me');
       expect(written.status).toBe(200);
-      await waitFor(
-        async () =>
-          (
-            await context.db.query(
-              `SELECT 1 FROM turns t JOIN contacts c ON c.id = t.contact_id
-               WHERE c.wa_id = $1 AND t.status = 'failed'`,
-              [from],
-            )
-          ).length === 1,
-        SHOWN_MS,
-      );
+      await inbox
+        .getByRole('navigation', { name: 'Conversations' })
+        .getByRole('button', { name: /Carla/ })
+        .click({ timeout: SHOWN_MS });
+      await failure.getByText(/agent answered HTTP 400/).waitFor({ timeout: SHOWN_MS });
+      expect(await seriousViolations(inbox)).toEqual([]);
 
       const page = await newPage();
       await logIn(page, 'admin', ADMIN_PASSWORD);
@@ -375,6 +378,9 @@ describe('The console’s admin pages in a browser: instances, accounts, API key
           .sentMessages()
           .some((m) => m.to === from && (m.text as { body?: string })?.body === 'echo: help me'),
       );
+      // The open inbox: the failure went when the retry took the turn up, and the answer came.
+      await inbox.locator('ol.messages').getByText('echo: help me').waitFor({ timeout: SHOWN_MS });
+      await failure.waitFor({ state: 'detached', timeout: SHOWN_MS });
     },
     BROWSER_TEST_MS,
   );

@@ -53,13 +53,23 @@ describe('The console in a browser: log in, the live inbox, take over and answer
     from: string,
     text: string,
     at = Math.floor(Date.now() / 1000),
+    quoting?: string,
   ): Promise<string> => {
     const wamid = `wamid.console${++sequence}`;
     const status = await deliverSigned(
       target(),
       envelope(target(), 'messages', {
         contacts: [{ profile: { name: `Customer ${from.slice(-4)}` }, wa_id: from }],
-        messages: [{ from, id: wamid, timestamp: String(at), type: 'text', text: { body: text } }],
+        messages: [
+          {
+            from,
+            id: wamid,
+            timestamp: String(at),
+            type: 'text',
+            text: { body: text },
+            ...(quoting ? { context: { from, id: quoting } } : {}),
+          },
+        ],
       }),
     );
     expect(status).toBe(200);
@@ -269,6 +279,10 @@ describe('The console in a browser: log in, the live inbox, take over and answer
       );
       expect(held).toEqual({ turn_id: null, awaiting_turn: false });
       expect(context.agent.callsFor(from)).toHaveLength(callsBefore);
+      // On screen as it comes: read, for everyone (the list's count goes).
+      await contactRow(page, /Customer 0001/)
+        .getByLabel(/unread/)
+        .waitFor({ state: 'detached', timeout: SHOWN_MS });
       await page.screenshot({ path: new URL('inbox.png', SCREENSHOTS).pathname });
 
       await page.getByRole('button', { name: 'Hand back' }).click();
@@ -301,6 +315,58 @@ describe('The console in a browser: log in, the live inbox, take over and answer
       await contactRow(page, /Customer 0003/)
         .getByText('Opted out')
         .waitFor();
+    },
+    BROWSER_TEST_MS,
+  );
+
+  it(
+    'lists each contact’s last message and unread count; opening it reads it for every session; a reply shows what it quotes; filters ask the service',
+    async () => {
+      const from = '5511955550006';
+      const first = await customerWrites(from, 'Is the blue one in stock?');
+      await customerWrites(from, 'The size M', undefined, first);
+      const one = await newPage();
+      const two = await newPage();
+      await logIn(one, 'ana', PASSWORD);
+      await logIn(two, 'ana', PASSWORD);
+      const row = (page: Page) => contactRow(page, /Customer 0006/);
+      // The agent answered (an echo): its answer is the last message; the customer's two are unread.
+      for (const page of [one, two]) {
+        await row(page).getByLabel('2 unread messages').waitFor({ timeout: SHOWN_MS });
+        await row(page)
+          .getByText(/^Agent: echo:/)
+          .waitFor({ timeout: SHOWN_MS });
+      }
+      expect(await seriousViolations(one)).toEqual([]);
+
+      await row(one).click();
+      // The reply shows the message it quotes; a click on it goes there.
+      const quote = messageList(one).getByRole('button', { name: /Is the blue one in stock\?/ });
+      await quote.waitFor({ timeout: SHOWN_MS });
+      await expect(quote.textContent()).resolves.toContain('Customer');
+      // Read in one session: the other's count goes too, live.
+      await row(two)
+        .getByLabel('2 unread messages')
+        .waitFor({ state: 'detached', timeout: SHOWN_MS });
+      await row(one)
+        .getByLabel(/unread/)
+        .waitFor({ state: 'detached', timeout: SHOWN_MS });
+      // A message that comes while the conversation is on screen is read as it comes.
+      await customerWrites(from, 'Thanks!');
+      await row(two).getByText('Agent: echo: Thanks!').waitFor({ timeout: SHOWN_MS });
+      await row(two)
+        .getByLabel(/unread/)
+        .waitFor({ state: 'detached', timeout: SHOWN_MS });
+
+      // Filters ask the service: only opted-out contacts, however many others there are.
+      const asked: string[] = [];
+      two.on('request', (request) => {
+        if (request.url().includes('/contacts?')) asked.push(request.url());
+      });
+      await two.getByLabel('Show', { exact: true }).selectOption('optedOut');
+      await contactRow(two, /Customer 0003/).waitFor({ timeout: SHOWN_MS });
+      await expect(row(two).count()).resolves.toBe(0);
+      expect(asked.some((url) => url.includes('state=opted_out'))).toBe(true);
     },
     BROWSER_TEST_MS,
   );

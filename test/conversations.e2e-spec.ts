@@ -28,6 +28,13 @@ interface Contact {
   window: { open: boolean; until: string | null };
   handoff: { active: boolean; until: string | null; reason: string | null; by: string | null };
   opted_out_at: string | null;
+  unread: number;
+  last_message: {
+    wamid: string;
+    direction: string;
+    text: string | null;
+    sent_by: string | null;
+  } | null;
 }
 
 interface ConversationPage {
@@ -474,6 +481,65 @@ describe('conversations, handoff and opt-out', () => {
     for (const kind of ['api:true', 'timer:false', 'api:false', 'auto:true', 'agent:true']) {
       expect(kinds).toContain(kind);
     }
+  });
+  it('lists each contact’s unread count and last message; a read clears the count; the list filters by state', async () => {
+    const reader = '5511900080091';
+    agent.answerAlways((call) => ({ body: { reply: `echo: ${call.body.text}` } }));
+    await stored(await inbound(reader, 'first'));
+    await stored(await inbound(reader, 'second'));
+    await readUntil(
+      async () => (await contact(reader)).last_message,
+      (last) => last?.direction === 'outbound',
+    );
+    const before = await contact(reader);
+    expect(before.unread).toBe(2);
+    expect(before.last_message).toMatchObject({ direction: 'outbound', sent_by: 'agent' });
+    expect(before.last_message!.text).toMatch(/^echo: /);
+
+    const read = await client<Contact>('POST', `/contacts/${reader}/read`);
+    expect(read.status).toBe(200);
+    expect(read.body.unread).toBe(0);
+    expect((await contact(reader)).unread).toBe(0);
+    await stored(await inbound(reader, 'third'));
+    expect((await contact(reader)).unread).toBe(1);
+    expect((await client('POST', '/contacts/5511900089999/read')).body).toMatchObject({
+      code: 'contact_not_found',
+    });
+
+    // The agent hands one over: it is waiting (and paused); the reader is the agent's.
+    const waiting = '5511900080092';
+    agent.answerAlways((call) =>
+      call.body.contact.wa_id === waiting
+        ? { body: { handoff: true, reason: 'a person, please' } }
+        : { body: { reply: `echo: ${call.body.text}` } },
+    );
+    await stored(await inbound(waiting, 'a person, please'));
+    await readUntil(
+      async () => (await contact(waiting)).handoff.active,
+      (active) => active,
+    );
+    const keys = async (state: string) =>
+      (
+        await client<{ data: Contact[] }>('GET', `/contacts?state=${state}&limit=100`)
+      ).body.data.map((c) => c.wa_id);
+    expect(await keys('waiting')).toContain(waiting);
+    expect(await keys('waiting')).not.toContain(reader);
+    expect(await keys('paused')).toContain(waiting);
+    expect(await keys('agent')).toContain(reader);
+    expect(await keys('agent')).not.toContain(waiting);
+    expect(await keys('window_open')).toEqual(expect.arrayContaining([reader, waiting]));
+    expect(await keys('opted_out')).not.toContain(reader);
+    const bad = await client('GET', '/contacts?state=sleeping');
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({
+      code: 'validation_failed',
+      details: [
+        {
+          field: 'state',
+          message: 'must be one of waiting, paused, agent, window_open, opted_out',
+        },
+      ],
+    });
   });
 });
 

@@ -1,4 +1,9 @@
-import { deliverSigned, envelope, type WebhookTarget } from './support/fake-platform.js';
+import {
+  deliverSigned,
+  envelope,
+  simulateMessage,
+  type WebhookTarget,
+} from './support/fake-platform.js';
 import { LiveStreamClient, type StreamEvent } from './support/live-stream.js';
 import { startServiceProcess } from './support/service-process.js';
 import {
@@ -298,5 +303,126 @@ describe('GET /live: an instance’s changes as they are stored, on every api pr
     await stream.next((e) => e.event === 'reset', 20_000);
     const wamid = await customerWrites('5511966660004');
     await stream.next(messageEvent(wamid));
+  });
+});
+
+describe('GET /live under a flood: a stream over LIVE_STREAM_RATE rests, then starts over', () => {
+  const context = useTestService({ env: { LIVE_STREAM_RATE: '5', LIVE_STREAM_REST_S: '1' } });
+  const streams: LiveStreamClient[] = [];
+  let key: string;
+  let target: WebhookTarget;
+
+  beforeAll(async () => {
+    const { service } = context;
+    const admin = await adminToken(service.url);
+    const instanceId = await createInstance(service.url, admin, PHONE_NUMBER_ID, 'Busy store');
+    key = await createApiKey(service.url, admin, instanceId, 'flood');
+    target = {
+      url: `${service.url}/webhooks/messenger`,
+      appSecret: APP_SECRET,
+      phoneNumberId: PHONE_NUMBER_ID,
+    };
+  });
+
+  afterEach(async () => {
+    await Promise.all(streams.splice(0).map((s) => s.close()));
+  });
+
+  /** `count` customers write at once (one delivery), their wamids prefixed `tag`. */
+  const flood = async (tag: string, count: number) => {
+    const from = (n: number) => `55119777${String(n).padStart(5, '0')}`;
+    const status = await deliverSigned(
+      target,
+      envelope(target, 'messages', {
+        contacts: Array.from({ length: count }, (_, n) => ({
+          profile: { name: `C${n}` },
+          wa_id: from(n),
+        })),
+        messages: Array.from({ length: count }, (_, n) => ({
+          from: from(n),
+          id: `wamid.${tag}${n}`,
+          timestamp: String(Math.floor(Date.now() / 1000)),
+          type: 'text',
+          text: { body: `${tag} ${n}` },
+        })),
+      }),
+    );
+    expect(status).toBe(200);
+  };
+  const metric = async (url: string, name: string): Promise<number> => {
+    const text = (await http(url, 'GET', '/metrics')).text;
+    return Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+  };
+
+  it('sends a second’s worth, then nothing, then `reset`, then streams again', async () => {
+    const { service } = context;
+    const stream = await LiveStreamClient.open(service.url, key);
+    streams.push(stream);
+    await stream.next((e) => e.event === 'ready');
+
+    // 40 customers at once: far more than 5 events a second.
+    await flood('floodA', 40);
+    await stream.next((e) => e.event === 'reset', 20_000);
+    const beforeReset = stream.events.slice(
+      0,
+      stream.events.findIndex((e) => e.event === 'reset'),
+    );
+    const sent = beforeReset.filter((e) => e.event === 'message');
+    expect(sent.length).toBeGreaterThanOrEqual(5);
+    expect(sent.length).toBeLessThan(40);
+    expect(await metric(service.url, 'live_stream_rests_total')).toBeGreaterThanOrEqual(1);
+    // Everything was stored: the stream's reader gets it from the API after the reset.
+    const [{ stored }] = await context.db.query<{ stored: number }>(
+      `SELECT count(*)::int AS stored FROM messages WHERE wamid LIKE 'wamid.floodA%'`,
+    );
+    expect(stored).toBe(40);
+
+    const after = await simulateMessage(target, { waId: '5511977799999' }, 'after the flood');
+    expect(after.status).toBe(200);
+    await stream.next(
+      (e) =>
+        e.event === 'message' && (e.data as unknown as LiveMessage).message.wamid === after.wamid,
+    );
+  });
+
+  it('reads nothing while every stream of the instance rests; a stream resuming from before that starts over', async () => {
+    // A second api process whose streams rest for longer than this test takes.
+    const second = await startServiceProcess({
+      DATABASE_URL: context.db.url,
+      PLATFORM_API_URL: context.platform.url,
+      REDIS_PREFIX: context.service.config.REDIS_PREFIX,
+      APP_ROLE: 'api',
+      LIVE_STREAM_RATE: '5',
+      LIVE_STREAM_REST_S: '300',
+    });
+    try {
+      const resting = await LiveStreamClient.open(second.url, key);
+      streams.push(resting);
+      await resting.next((e) => e.event === 'ready');
+      await flood('floodB', 40);
+      await waitFor(
+        async () => (await metric(second.url, 'live_stream_rests_total')) === 1,
+        20_000,
+      );
+      const firstSeen = resting.events.find((e) => e.event === 'message')!.id!;
+
+      // More changes while it rests: that process does not read them.
+      await flood('floodC', 10);
+      await waitFor(
+        async () => (await metric(second.url, 'live_changes_unread_total')) >= 1,
+        20_000,
+      );
+      expect(resting.events.filter((e) => e.event === 'message').length).toBeLessThan(40);
+
+      // Resuming from before the unread changes cannot be vouched for: start over.
+      const resumed = await LiveStreamClient.open(second.url, key, '', {
+        'last-event-id': firstSeen,
+      });
+      streams.push(resumed);
+      await resumed.next((e) => e.event === 'ready');
+      expect(resumed.events.map((e) => e.event).slice(0, 2)).toEqual(['reset', 'ready']);
+    } finally {
+      await second.stop();
+    }
   });
 });

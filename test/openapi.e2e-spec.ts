@@ -189,6 +189,7 @@ describe('OpenAPI document', () => {
         'getMessage',
         'listContacts',
         'liveStream',
+        'markContactRead',
         ...SEND_KINDS.map((kind) => `send${kind[0].toUpperCase()}${kind.slice(1)}`),
         'startHandoff',
         'uploadMedia',

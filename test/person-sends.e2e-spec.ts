@@ -222,6 +222,20 @@ describe('What a person who logged in sends, and the pauses they start, are reco
       by: 'person',
       account: { id: null, display_name: 'admin' },
     });
+    // Through the admin route: by the admin, named.
+    const adminRoute = `/admin/instances/${instanceId}/contacts/5511977770003/handoff`;
+    const viaAdmin = await as<{ handoff: Handoff }>(admin, 'POST', adminRoute);
+    expect(viaAdmin.body.handoff).toMatchObject({
+      active: true,
+      by: 'admin',
+      account: { id: null, display_name: 'admin' },
+    });
+    const backViaAdmin = await as<{ handoff: Handoff }>(admin, 'DELETE', adminRoute);
+    expect(backViaAdmin.body.handoff).toMatchObject({
+      active: false,
+      by: 'admin',
+      account: { id: null, display_name: 'admin' },
+    });
     // A client's key takes it over as api: the person is no longer named.
     const byKey = await as<{ handoff: Handoff }>(apiKey, 'POST', '/contacts/5511977770003/handoff');
     expect(byKey.body.handoff).toMatchObject({ active: true, by: 'api', account: null });

@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { PersonRef } from '../accounts/account.types.js';
 import type { Instance } from '../instances/instance.types.js';
 import type { ApiKeyPrincipal } from './api-keys.service.js';
+import type { AdminPrincipal } from './jwt.strategy.js';
 
 /** Who called an API-key or inbox route, and the (active) instance the request acts on. */
 export interface ClientContext {
@@ -37,4 +38,15 @@ export const ClientInstance = createParamDecorator(
 export const CallingPerson = createParamDecorator(
   (_data: unknown, context: ExecutionContext): PersonRef | null =>
     context.switchToHttp().getRequest<FastifyRequest>().client?.person ?? null,
+);
+
+/** The admin who called an admin route, as the records that name a person keep them. */
+export const CallingAdmin = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): PersonRef => {
+    const user = context
+      .switchToHttp()
+      .getRequest<FastifyRequest & { user?: AdminPrincipal }>().user;
+    if (!user) throw new Error('CallingAdmin used on a route without @AdminAuth()');
+    return { accountId: user.accountId, displayName: user.displayName };
+  },
 );

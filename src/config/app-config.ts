@@ -489,6 +489,24 @@ export class AppConfig {
   @Max(300, { message: 'LIVE_KEEPALIVE_S must be a number of seconds from 1 to 300' })
   LIVE_KEEPALIVE_S = 15;
 
+  /**
+   * The most events a second one live stream is sent (a second's worth at
+   * once). A stream over it rests for LIVE_STREAM_REST_S, then gets `reset`
+   * and reads the API again: a flood costs each stream one read.
+   */
+  @Type(() => Number)
+  @IsInt({ message: 'LIVE_STREAM_RATE must be a whole number of events from 1 to 100000' })
+  @Min(1, { message: 'LIVE_STREAM_RATE must be a whole number of events from 1 to 100000' })
+  @Max(100000, { message: 'LIVE_STREAM_RATE must be a whole number of events from 1 to 100000' })
+  LIVE_STREAM_RATE = 50;
+
+  /** How long a live stream over LIVE_STREAM_RATE is sent nothing before its `reset`. */
+  @Type(() => Number)
+  @IsNumber({}, { message: 'LIVE_STREAM_REST_S must be a number of seconds from 0.1 to 300' })
+  @Min(0.1, { message: 'LIVE_STREAM_REST_S must be a number of seconds from 0.1 to 300' })
+  @Max(300, { message: 'LIVE_STREAM_REST_S must be a number of seconds from 0.1 to 300' })
+  LIVE_STREAM_REST_S = 5;
+
   /** How long a handoff without `until` (or one the agent asked for) lasts. */
   @Type(() => Number)
   @IsNumber({}, { message: 'HANDOFF_DEFAULT_S must be a number of seconds from 1 to 2592000' })

@@ -1,6 +1,8 @@
 import { Body, Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import type { PersonRef } from '../accounts/account.types.js';
 import { AdminAuth } from '../auth/auth.decorators.js';
+import { CallingAdmin } from '../auth/client-context.js';
 import { ApiErrors, EXAMPLE_ID, thrownBy } from '../common/api-errors.js';
 import { AppException } from '../common/app.exception.js';
 import { ParseUuidPipe } from '../common/parse-uuid.pipe.js';
@@ -34,8 +36,9 @@ export class AdminContactsController {
     @Param('id', ParseUuidPipe) id: string,
     @Param('key') key: string,
     @Body() dto: StartHandoffDto,
+    @CallingAdmin() admin: PersonRef,
   ): Promise<ContactDto> {
-    return this.contacts.startHandoff(await this.instances.get(id), key, dto, 'admin');
+    return this.contacts.startHandoff(await this.instances.get(id), key, dto, 'admin', admin);
   }
 
   @Delete(':key/handoff')
@@ -47,8 +50,9 @@ export class AdminContactsController {
     @Param('id', ParseUuidPipe) id: string,
     @Param('key') key: string,
     @Body() dto: EndHandoffDto,
+    @CallingAdmin() admin: PersonRef,
   ): Promise<ContactDto> {
-    return this.contacts.endHandoff(await this.instances.get(id), key, dto ?? {}, 'admin');
+    return this.contacts.endHandoff(await this.instances.get(id), key, dto ?? {}, 'admin', admin);
   }
 
   @Delete(':key/opt-out')

@@ -6,7 +6,16 @@ import { contactOrder, lockContactKeys } from '../database/lock-order.js';
 import { epochMicros, prepared, rows } from '../database/sql.js';
 import type { IdentityChange, IdentityRow } from './contact-identity.js';
 import type { PersonRef } from '../accounts/account.types.js';
-import type { Contact, ContactKeys, HandoffBy } from './contact.types.js';
+import type { Contact, ContactKeys, ContactState, HandoffBy } from './contact.types.js';
+
+/** GET /contacts' `state` filters, over contacts `c` (as ContactDto tells them). */
+const STATE_CONDITION: Record<ContactState, string> = {
+  waiting: `(c.handoff_until > now() AND c.handoff_by = 'agent')`,
+  paused: `c.handoff_until > now()`,
+  agent: `(c.handoff_until IS NULL OR c.handoff_until <= now()) AND c.opted_out_at IS NULL`,
+  window_open: `c.last_inbound_at > now() - interval '24 hours'`,
+  opted_out: `c.opted_out_at IS NOT NULL`,
+};
 
 /** A running pause a client, an admin or a person started: a send keeps it theirs (contact `c`). */
 const HELD_BY_PEOPLE = `(c.handoff_until > now() AND c.handoff_by IN ('api', 'admin', 'person'))`;
@@ -200,12 +209,25 @@ export class ContactStore {
     return contact ?? null;
   }
 
-  /** An instance's contact by number (digits) or user id; null when unknown. */
   /** Contacts by id (those gone are left out): what a live stream says changed. */
   contactsByIds(ids: string[]): Promise<Contact[]> {
     return rows<Contact>(this.db, 'SELECT * FROM contacts WHERE id = ANY($1::uuid[])', [ids]);
   }
 
+  /** A person read the conversation up to now; null when the contact is gone. */
+  async markRead(contactId: string): Promise<Contact | null> {
+    const [contact] = await rows<Contact>(
+      this.db,
+      // Every transaction that began before is over or still counts as unread: a message it
+      // stores is never taken as read unseen.
+      `UPDATE contacts SET read_tx = pg_snapshot_xmin(pg_current_snapshot()) WHERE id = $1
+       RETURNING *`,
+      [contactId],
+    );
+    return contact ?? null;
+  }
+
+  /** An instance's contact by number (digits) or user id; null when unknown. */
   async contactByKey(instanceId: string, key: string): Promise<Contact | null> {
     const [contact] = await rows<Contact>(
       this.db,
@@ -220,13 +242,15 @@ export class ContactStore {
   /**
    * A page of an instance's contacts, newest activity first, after the
    * position `after` ([last activity, id]); `search` is a number prefix
-   * (digits) or a name prefix. `activity` is the last activity in microseconds.
+   * (digits) or a name prefix, `state` one of CONTACT_STATES. `activity` is
+   * the last activity in microseconds.
    */
   listContacts(
     instanceId: string,
     search: string | undefined,
     after: TimeIdPosition | null,
     limit: number,
+    state?: ContactState,
   ): Promise<Array<Contact & { activity: string }>> {
     const prefix = search?.replace(/[\\%_]/g, (c) => `\\${c}`);
     return rows(
@@ -236,6 +260,7 @@ export class ContactStore {
          AND ($2::text IS NULL OR ($2 ~ '^[0-9]+$' AND c.wa_id LIKE $2 || '%')
               OR lower(c.name) LIKE lower($2) || '%')
          AND ($3::timestamptz IS NULL OR (c.last_activity_at, c.id) < ($3::timestamptz, $4::uuid))
+         AND ${state ? STATE_CONDITION[state] : 'true'}
        ORDER BY c.last_activity_at DESC, c.id DESC
        LIMIT $5`,
       [instanceId, prefix ?? null, after?.at ?? null, after?.id ?? null, limit],

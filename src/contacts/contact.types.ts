@@ -31,6 +31,8 @@ export interface Contact {
   handoff_account_name: string | null;
   /** Set while the contact has opted out (a stop word): only templates may be sent. */
   opted_out_at: Date | null;
+  /** Where a person last read its conversation (the oldest transaction running then): inbound messages stored from it on are unread. */
+  read_tx: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -47,3 +49,7 @@ export type ContactKeys = Pick<
   Contact,
   'wa_id' | 'user_id' | 'parent_user_id' | 'username' | 'name'
 >;
+
+/** The states GET /contacts filters by (`state`). */
+export const CONTACT_STATES = ['waiting', 'paused', 'agent', 'window_open', 'opted_out'] as const;
+export type ContactState = (typeof CONTACT_STATES)[number];

@@ -9,14 +9,15 @@ import { ContactsService } from './contacts.service.js';
 @Module({})
 export class ContactsApiModule {
   /**
-   * `flush`: a module that provides ContactFlush (the buffer's). The app hands
-   * it in rather than this module importing it: the buffer reads turns and
+   * `flush`: a module that provides ContactFlush (the buffer's), `summaries`
+   * one that provides ContactSummaries (the messages'). The app hands them in
+   * rather than this module importing them: the buffer reads turns and
    * messages, which read contacts, so the import would close a cycle.
    */
-  static register(flush: Type): DynamicModule {
+  static register(flush: Type, summaries: Type): DynamicModule {
     return {
       module: ContactsApiModule,
-      imports: [ContactsModule, InstancesModule, flush],
+      imports: [ContactsModule, InstancesModule, flush, summaries],
       controllers: [ContactsController, AdminContactsController],
       providers: [ContactsService],
     };

@@ -8,8 +8,10 @@ import { ApiErrors, invalidRequest } from '../common/api-errors.js';
 import { CONTACT_KEY_PARAM, CONTACT_NOT_FOUND } from './contact-docs.js';
 import type { Instance } from '../instances/instance.types.js';
 import { ContactsService } from './contacts.service.js';
+import { InstanceScopedDto } from '../common/instance-scoped.dto.js';
 import {
   ContactDto,
+  ContactListItemDto,
   ContactPageDto,
   EndHandoffDto,
   ListContactsQueryDto,
@@ -87,5 +89,27 @@ export class ContactsController {
     @CallingPerson() person: PersonRef | null,
   ): Promise<ContactDto> {
     return this.contacts.endHandoff(instance, key, dto ?? {}, person ? 'person' : 'api', person);
+  }
+
+  @InboxAuth()
+  @Post(':key/read')
+  @HttpCode(200)
+  @ApiOperation({
+    operationId: 'markContactRead',
+    summary: 'A person read the conversation: its messages so far are no longer unread',
+    description:
+      'The mark is the contact’s, shared by the people who answer the number (as the ' +
+      'platform’s business app keeps one per chat); every open live stream is told. It sends ' +
+      'the customer no read receipt.',
+  })
+  @ApiParam(CONTACT_KEY_PARAM)
+  @ApiOkResponse({ type: ContactListItemDto })
+  @ApiErrors(CONTACT_NOT_FOUND)
+  read(
+    @Param('key') key: string,
+    @Body() _dto: InstanceScopedDto,
+    @ClientInstance() instance: Instance,
+  ): Promise<ContactListItemDto> {
+    return this.contacts.markRead(instance, key);
   }
 }

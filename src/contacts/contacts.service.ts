@@ -4,11 +4,13 @@ import { decodeCursor, encodeCursor } from '../common/time-id-cursor.js';
 import { AppConfig } from '../config/app-config.js';
 import type { Instance } from '../instances/instance.types.js';
 import { ContactFlush } from './contact-flush.js';
+import { ContactSummaries } from './contact-summaries.js';
 import { ContactStore } from './contact.store.js';
 import type { PersonRef } from '../accounts/account.types.js';
 import type { Contact, HandoffBy } from './contact.types.js';
 import {
   ContactDto,
+  ContactListItemDto,
   type ContactPageDto,
   type EndHandoffDto,
   type ListContactsQueryDto,
@@ -26,7 +28,17 @@ export class ContactsService {
     private readonly optOuts: OptOuts,
     private readonly config: AppConfig,
     private readonly flush: ContactFlush,
+    private readonly summaries: ContactSummaries,
   ) {}
+
+  /** A person read the conversation: its inbound messages so far are no longer unread. */
+  async markRead(instance: Instance, key: string): Promise<ContactListItemDto> {
+    const contact = await this.store.contactByKey(instance.id, key);
+    const read = contact && (await this.store.markRead(contact.id));
+    if (!read) throw contactNotFound(key);
+    const summaries = await this.summaries.contactSummaries([read.id]);
+    return ContactListItemDto.withSummary(read, summaries.get(read.id));
+  }
 
   async list(instance: Instance, query: ListContactsQueryDto): Promise<ContactPageDto> {
     const limit = query.limit ?? CONTACT_PAGE;
@@ -36,11 +48,15 @@ export class ContactsService {
       query.q?.trim() || undefined,
       after,
       limit + 1,
+      query.state,
     );
     const data = page.slice(0, limit);
     const last = data.at(-1);
+    const summaries = await this.summaries.contactSummaries(data.map((c) => c.id));
     return {
-      data: data.map((contact) => ContactDto.from(contact)),
+      data: data.map((contact) =>
+        ContactListItemDto.withSummary(contact, summaries.get(contact.id)),
+      ),
       next_cursor:
         page.length > limit && last ? encodeCursor({ atMicros: last.activity, id: last.id }) : null,
     };

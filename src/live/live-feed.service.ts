@@ -5,12 +5,14 @@ import {
   type BeforeApplicationShutdown,
   type OnApplicationShutdown,
 } from '@nestjs/common';
+import { AppConfig } from '../config/app-config.js';
 import { ContactStore } from '../contacts/contact.store.js';
 import type { Contact } from '../contacts/contact.types.js';
-import { ContactDto } from '../contacts/dto/contact.dto.js';
+import { ContactListItemDto } from '../contacts/dto/contact.dto.js';
 import { arrivalPosition } from '../conversations/conversation-cursors.js';
 import { ConversationMessageDto } from '../conversations/dto/conversation.dto.js';
 import { MessageStore } from '../messages/message.store.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { LiveStore, type LiveListening, type LiveNotice } from './live.store.js';
 
 /** What a live stream sends: a contact or a message of its instance changed, or start over. */
@@ -22,6 +24,25 @@ export interface LiveEvent {
   type: 'contact' | 'message' | 'reset';
   /** The event's JSON, serialised once for every stream that gets it. */
   data: string;
+  /** The whole Server-Sent Event, written as it is to every stream that gets it. */
+  frame: string;
+}
+
+/** An event as a stream writes it. */
+export function sseFrame(event: { id: string; type: string; data: string }): string {
+  return `id: ${event.id}\nevent: ${event.type}\ndata: ${event.data}\n\n`;
+}
+
+/**
+ * A stream's allowance: LIVE_STREAM_RATE events a second, a second's worth
+ * at once. Over it the stream rests (is sent nothing) for
+ * LIVE_STREAM_REST_S, then gets `reset` and reads the API once: a flood
+ * costs each stream one read, not every event.
+ */
+interface Allowance {
+  tokens: number;
+  at: number;
+  resting: NodeJS.Timeout | null;
 }
 
 /** One open stream, as the feed writes to it. */
@@ -78,11 +99,14 @@ export class LiveFeed implements BeforeApplicationShutdown, OnApplicationShutdow
   private stopped = false;
   /** Aborted as the process stops: a new stream's wait ends at once. */
   private readonly stopping = new AbortController();
+  private readonly allowances = new Map<LiveSink, Allowance>();
 
   constructor(
     private readonly store: LiveStore,
     private readonly contacts: ContactStore,
     private readonly messages: MessageStore,
+    private readonly config: AppConfig,
+    private readonly metrics: MetricsService,
   ) {}
 
   /** The id a stream that has seen everything until now stands at. */
@@ -99,6 +123,8 @@ export class LiveFeed implements BeforeApplicationShutdown, OnApplicationShutdow
     let set = this.sinks.get(instanceId);
     if (!set) this.sinks.set(instanceId, (set = new Set()));
     set.add(sink);
+    const rate = this.config.LIVE_STREAM_RATE;
+    this.allowances.set(sink, { tokens: rate, at: performance.now(), resting: null });
     await this.startListening();
     await this.register(instanceId);
   }
@@ -106,6 +132,9 @@ export class LiveFeed implements BeforeApplicationShutdown, OnApplicationShutdow
   unsubscribe(instanceId: string, sink: LiveSink): void {
     const set = this.sinks.get(instanceId);
     set?.delete(sink);
+    const resting = this.allowances.get(sink)?.resting;
+    if (resting) clearTimeout(resting);
+    this.allowances.delete(sink);
     // Still watched until a renewal has passed: a stream that reconnects meanwhile resumes.
     if (set?.size === 0) {
       this.sinks.delete(instanceId);
@@ -135,6 +164,8 @@ export class LiveFeed implements BeforeApplicationShutdown, OnApplicationShutdow
     // Open streams would hold the server's close: they end, and clients reconnect elsewhere.
     for (const set of this.sinks.values()) for (const sink of set) sink.close();
     this.sinks.clear();
+    for (const { resting } of this.allowances.values()) if (resting) clearTimeout(resting);
+    this.allowances.clear();
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -269,6 +300,13 @@ export class LiveFeed implements BeforeApplicationShutdown, OnApplicationShutdow
     this.pending.clear();
     for (const [instanceId, { messages, contacts }] of batch) {
       if (this.stopped || !this.registered.has(instanceId)) continue;
+      if (this.allResting(instanceId)) {
+        // Nobody would be sent these: not read. A stream that last saw an
+        // earlier event cannot resume past them (it is told to start over).
+        this.registered.get(instanceId)!.from = ++this.seq;
+        this.metrics.liveUnread.inc();
+        continue;
+      }
       try {
         const changed = (await this.messages.conversationMessages([...messages])).filter(
           (m) => m.instance_id === instanceId && m.contact_id !== null && m.type !== 'unknown',
@@ -281,20 +319,23 @@ export class LiveFeed implements BeforeApplicationShutdown, OnApplicationShutdow
             .map((c) => [c.id, c]),
         );
         changed.sort((x, y) => (arrivalPosition(x) < arrivalPosition(y) ? -1 : 1));
+        const summaries = await this.messages.contactSummaries([...byId.keys()]);
+        const listed = (contact: Contact) =>
+          ContactListItemDto.withSummary(contact, summaries.get(contact.id));
         const told = new Set<string>();
         for (const message of changed) {
           const contact = byId.get(message.contact_id!);
           if (!contact) continue;
           told.add(contact.id);
           this.emit(instanceId, 'message', {
-            contact: ContactDto.from(contact),
+            contact: listed(contact),
             message: ConversationMessageDto.from(message),
           });
         }
         for (const id of contacts) {
           const contact = byId.get(id);
           if (contact && !told.has(id)) {
-            this.emit(instanceId, 'contact', { contact: ContactDto.from(contact) });
+            this.emit(instanceId, 'contact', { contact: listed(contact) });
           }
         }
       } catch (error) {
@@ -309,17 +350,53 @@ export class LiveFeed implements BeforeApplicationShutdown, OnApplicationShutdow
 
   private emit(instanceId: string, type: LiveEvent['type'], data: object): void {
     const seq = ++this.seq;
-    const event: LiveEvent = {
-      id: `${this.epoch}.${seq}`,
-      seq,
-      instanceId,
-      type,
-      data: JSON.stringify(data),
-    };
+    const event = liveEvent(`${this.epoch}.${seq}`, seq, instanceId, type, JSON.stringify(data));
     this.recent.push(event);
     if (this.recent.length > RECENT_EVENTS * 2) this.recent.splice(0, RECENT_EVENTS);
-    for (const sink of this.sinks.get(instanceId) ?? []) sink.send(event);
+    for (const sink of this.sinks.get(instanceId) ?? []) this.deliver(sink, event);
   }
+
+  /** Sends an event to a stream within its allowance; over it, the stream rests. */
+  private deliver(sink: LiveSink, event: LiveEvent): void {
+    const allowance = this.allowances.get(sink);
+    if (!allowance) return sink.send(event);
+    if (allowance.resting) return;
+    const rate = this.config.LIVE_STREAM_RATE;
+    const now = performance.now();
+    allowance.tokens = Math.min(rate, allowance.tokens + ((now - allowance.at) / 1000) * rate);
+    allowance.at = now;
+    if (allowance.tokens >= 1) {
+      allowance.tokens -= 1;
+      return sink.send(event);
+    }
+    this.metrics.liveRests.inc();
+    allowance.resting = setTimeout(() => {
+      allowance.resting = null;
+      allowance.tokens = rate;
+      allowance.at = performance.now();
+      // It missed what came meanwhile: it reads the API again.
+      sink.send(liveEvent(this.currentId(), this.seq, event.instanceId, 'reset', '{}'));
+    }, this.config.LIVE_STREAM_REST_S * 1000);
+    allowance.resting.unref();
+  }
+
+  /** Whether an instance has streams and every one of them rests. */
+  private allResting(instanceId: string): boolean {
+    const set = this.sinks.get(instanceId);
+    if (!set || set.size === 0) return false;
+    for (const sink of set) if (!this.allowances.get(sink)?.resting) return false;
+    return true;
+  }
+}
+
+function liveEvent(
+  id: string,
+  seq: number,
+  instanceId: string,
+  type: LiveEvent['type'],
+  data: string,
+): LiveEvent {
+  return { id, seq, instanceId, type, data, frame: sseFrame({ id, type, data }) };
 }
 
 function newEpoch(): string {

@@ -7,18 +7,16 @@ import { ClientInstance } from '../auth/client-context.js';
 import { InstanceScopedDto } from '../common/instance-scoped.dto.js';
 import { AppConfig } from '../config/app-config.js';
 import type { Instance } from '../instances/instance.types.js';
-import { LiveFeed, type LiveEvent, type LiveSink } from './live-feed.service.js';
+import { LiveFeed, sseFrame as frame, type LiveEvent, type LiveSink } from './live-feed.service.js';
 
 /** How long a browser waits before it reconnects a dropped stream (the SSE `retry` field). */
 const RETRY_MS = 1000;
 
-function frame(event: {
-  id: string;
-  type: LiveEvent['type'] | 'ready' | 'ended';
-  data: string;
-}): string {
-  return `id: ${event.id}\nevent: ${event.type}\ndata: ${event.data}\n\n`;
-}
+/**
+ * What a stream may hold unsent (a client that stopped reading): beyond it
+ * the stream ends, and the client's reconnection resumes or starts over.
+ */
+const MAX_UNSENT_BYTES = 1024 * 1024;
 
 @ApiTags('live')
 @Controller('live')
@@ -65,10 +63,24 @@ export class LiveController {
     let open = true;
     // Events that come while the stream is being set up wait, in order, behind the replay.
     let queued: LiveEvent[] | null = [];
+    // The events of one moment leave in one write (one system call, not one each).
+    let batch: string[] | null = null;
+    const writeBatch = () => {
+      const text = batch!.join('');
+      batch = null;
+      if (!open) return;
+      raw.write(text);
+      if (raw.writableLength > MAX_UNSENT_BYTES) raw.end();
+    };
     const sink: LiveSink = {
       send: (event) => {
         if (queued) queued.push(event);
-        else if (open) raw.write(frame(event));
+        else if (!open) return;
+        else if (batch) batch.push(event.frame);
+        else {
+          batch = [event.frame];
+          queueMicrotask(writeBatch);
+        }
       },
       close: () => raw.end(),
     };
@@ -113,10 +125,11 @@ export class LiveController {
     const missed = lastEventId ? this.feed.since(instance.id, lastEventId) : null;
     const at = this.feed.currentId();
     if (lastEventId && !missed) raw.write(frame({ id: at, type: 'reset', data: '{}' }));
-    for (const event of missed ?? []) raw.write(frame(event));
+    for (const event of missed ?? []) raw.write(event.frame);
     raw.write(frame({ id: at, type: 'ready', data: JSON.stringify({ resumed: missed !== null }) }));
     const seen = Number(at.split('.')[1]);
-    for (const event of queued) if (event.seq > seen) raw.write(frame(event));
+    for (const event of queued)
+      if (event.seq > seen || event.type === 'reset') raw.write(event.frame);
     queued = null;
   }
 }

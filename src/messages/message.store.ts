@@ -6,6 +6,11 @@ import { epochMicros, prepared, rows } from '../database/sql.js';
 import type { InboundMessage } from '../platform/webhook-payload.js';
 import type { PersonRef } from '../accounts/account.types.js';
 import {
+  UNREAD_CAP,
+  type ContactSummaries,
+  type ContactSummary,
+} from '../contacts/contact-summaries.js';
+import {
   STATUS_RANK,
   type AwaitingSpan,
   type Message,
@@ -69,7 +74,18 @@ export interface StoredPosition {
 }
 
 /** A message of a conversation, with its arrival times in microseconds. */
-export type ConversationMessage = Message & { created_us: string; received_us: string };
+export type ConversationMessage = Message & {
+  created_us: string;
+  received_us: string;
+  /** The state of the agent's turn it was given to (null: none), and its last error. */
+  turn_status: string | null;
+  turn_error: string | null;
+};
+
+/** A conversation's message `m`, its arrival position and its turn's state (as ConversationMessage). */
+const CONVERSATION_COLUMNS = `m.*, ${epochMicros('m.created_at')} AS created_us,
+  ${epochMicros('m.received_at')} AS received_us, t.status AS turn_status, t.last_error AS turn_error`;
+const CONVERSATION_ROWS = `messages m LEFT JOIN turns t ON t.id = m.turn_id`;
 
 /** A conversation read: its messages and the snapshot's horizon (see readConversation). */
 export interface ConversationRead {
@@ -123,7 +139,7 @@ export interface InsertedInbound {
  * send) is in message.triggers.sql.ts.
  */
 @Injectable()
-export class MessageStore {
+export class MessageStore implements ContactSummaries {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   async ping(): Promise<void> {
@@ -208,6 +224,40 @@ export class MessageStore {
     );
   }
 
+  /**
+   * What an inbox's list shows of each contact: its inbound messages stored
+   * since a person last read the conversation (`read_tx`; at most UNREAD_CAP
+   * are counted) and its last message, in arrival order, with a line of its text.
+   */
+  async contactSummaries(contactIds: string[]): Promise<Map<string, ContactSummary>> {
+    const found = await rows<ContactSummary & { contact_id: string }>(
+      this.db,
+      `SELECT c.id AS contact_id,
+         (SELECT count(*)::int FROM (
+            SELECT 1 FROM messages m
+            WHERE m.contact_id = c.id AND m.stored_tx >= COALESCE(c.read_tx, '0'::xid8)
+              AND m.direction = 'inbound' AND m.type <> 'unknown'
+            LIMIT ${UNREAD_CAP}) u) AS unread,
+         CASE WHEN l.wamid IS NULL THEN NULL ELSE jsonb_build_object(
+           'wamid', l.wamid, 'direction', l.direction, 'type', l.type, 'text', l.text,
+           'sent_by', l.sent_by, 'created_at', mc_iso(l.created_at)) END AS last_message
+       FROM contacts c
+       LEFT JOIN LATERAL (
+         SELECT m.wamid, m.direction, m.type, m.created_at,
+           CASE WHEN m.direction = 'outbound' THEN COALESCE(m.sent_by, 'api') END AS sent_by,
+           left(COALESCE(m.body->'text'->>'body', m.body->>'body', m.body->m.type->>'caption',
+             m.body->>'caption', m.body->m.type->>'filename', m.body->>'filename'), 120) AS text
+         FROM messages m
+         WHERE m.contact_id = c.id AND m.type <> 'unknown'
+         ORDER BY ${ARRIVAL_SECOND} DESC, m.received_at DESC, m.seq DESC
+         LIMIT 1
+       ) l ON true
+       WHERE c.id = ANY($1::uuid[])`,
+      [contactIds],
+    );
+    return new Map(found.map(({ contact_id, ...summary }) => [contact_id, summary]));
+  }
+
   /** How many messages wait for a turn, and the age in seconds of the oldest (0 when none waits). */
   async awaitingSummary(): Promise<{ count: number; oldestAgeSeconds: number }> {
     const [summary] = await rows<{ count: number; age: number | null }>(
@@ -249,18 +299,16 @@ export class MessageStore {
     return found.map((row) => row.body);
   }
 
-  /** A stored message with its contact's keys; null when the instance has none by that wamid. */
   /** Messages by id, as a conversation reads them: what a live stream says changed. */
   conversationMessages(ids: string[]): Promise<ConversationMessage[]> {
     return rows<ConversationMessage>(
       this.db,
-      `SELECT m.*, ${epochMicros('m.created_at')} AS created_us,
-         ${epochMicros('m.received_at')} AS received_us
-       FROM messages m WHERE m.id = ANY($1::uuid[])`,
+      `SELECT ${CONVERSATION_COLUMNS} FROM ${CONVERSATION_ROWS} WHERE m.id = ANY($1::uuid[])`,
       [ids],
     );
   }
 
+  /** A stored message with its contact's keys; null when the instance has none by that wamid. */
   async find(instanceId: string, wamid: string): Promise<StoredMessage | null> {
     const [message] = await rows<StoredMessage>(
       this.db,
@@ -446,9 +494,7 @@ export class MessageStore {
            (SELECT pg_snapshot_xmax(s) FROM snap)) AS xid
        )
        SELECT h.xid::text AS horizon, p.* FROM h LEFT JOIN LATERAL (
-         SELECT m.*, ${epochMicros('m.created_at')} AS created_us,
-           ${epochMicros('m.received_at')} AS received_us
-         FROM messages m
+         SELECT ${CONVERSATION_COLUMNS} FROM ${CONVERSATION_ROWS}
          WHERE m.contact_id = $1 AND ${where}
          LIMIT $${params.length}
        ) p ON true`,

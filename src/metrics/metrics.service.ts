@@ -118,6 +118,18 @@ export class MetricsService implements PlatformCallObserver {
     registers: [this.registry],
   });
 
+  readonly liveRests = new Counter({
+    name: 'live_stream_rests_total',
+    help: 'Live streams sent more than LIVE_STREAM_RATE events a second, which rested and then started over',
+    registers: [this.registry],
+  });
+
+  readonly liveUnread = new Counter({
+    name: 'live_changes_unread_total',
+    help: 'Change notices an api process did not read because every live stream of their instance rested',
+    registers: [this.registry],
+  });
+
   readonly eventSubscriptionsDisabled = new Counter({
     name: 'event_subscriptions_disabled_total',
     help: 'Event subscriptions disabled by their failures: gone (410), failing (a run longer than EVENT_DISABLE_AFTER_S)',

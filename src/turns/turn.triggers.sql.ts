@@ -35,4 +35,24 @@ CREATE TRIGGER tr_turn_failed AFTER UPDATE OF status ON turns
 FOR EACH ROW WHEN (NEW.status = 'failed' AND OLD.status IS DISTINCT FROM 'failed')
 EXECUTE FUNCTION mc_turn_failed()`,
   ),
+  // A conversation shows a failed turn (and its error) beside its messages, live: the turn's
+  // messages are told to the live streams when it fails, and when a retry takes it up again.
+  sqlFunction(
+    'mc_turn_live',
+    `
+CREATE OR REPLACE FUNCTION mc_turn_live() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM mc_live_notify('message', array_agg(m.instance_id), array_agg(m.id))
+  FROM messages m WHERE m.turn_id = NEW.id;
+  RETURN NULL;
+END $$`,
+  ),
+  sqlTrigger(
+    'tr_turn_live',
+    'turns',
+    `
+CREATE TRIGGER tr_turn_live AFTER UPDATE OF status ON turns
+FOR EACH ROW WHEN ((NEW.status = 'failed') IS DISTINCT FROM (OLD.status = 'failed'))
+EXECUTE FUNCTION mc_turn_live()`,
+  ),
 ];

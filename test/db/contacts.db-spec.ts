@@ -3,7 +3,7 @@ import type { Client } from 'pg';
 import { isoFromEpochMicros } from '../../src/common/epoch-micros.js';
 import { identityKey, type IdentityRow } from '../../src/contacts/contact-identity.js';
 import { ContactStore } from '../../src/contacts/contact.store.js';
-import type { Contact } from '../../src/contacts/contact.types.js';
+import type { Contact, ContactState } from '../../src/contacts/contact.types.js';
 import { sqlState } from '../../src/database/sql.js';
 import {
   insertInstance,
@@ -419,6 +419,62 @@ describe('ContactStore', () => {
       expect(await names('M_')).toEqual(['M_x']); // _ is a character, not a wildcard
       expect(await names('%')).toEqual([]);
       expect(await names('5541')).toEqual([]);
+    });
+
+    it('filters by state: waiting, paused, agent, window open, opted out', async () => {
+      const instanceId = await insertInstance(context.db);
+      const recently = new Date(Date.now() - 3_600_000);
+      const longAgo = new Date(Date.now() - 3 * 86_400_000);
+      const people = ['waiting', 'paused', 'open', 'closed', 'optedOut', 'pauseEnded'];
+      const ids = await store.resolveContacts(
+        instanceId,
+        people.map((name, n) =>
+          identity({
+            waId: `55119444400${n}`,
+            name,
+            lastInboundAt: name === 'closed' || name === 'pauseEnded' ? longAgo : recently,
+          }),
+        ),
+      );
+      const id = (n: number) => ids.get(`55119444400${n}|`)!;
+      const set = (n: number, assignments: string) =>
+        context.db.query(`UPDATE contacts SET ${assignments} WHERE id = $1`, [id(n)]);
+      await set(0, `handoff_until = now() + interval '1 hour', handoff_by = 'agent'`);
+      await set(1, `handoff_until = now() + interval '1 hour', handoff_by = 'person'`);
+      await set(4, `opted_out_at = now()`);
+      await set(5, `handoff_until = now() - interval '1 hour', handoff_by = 'agent'`);
+
+      const named = async (state: ContactState) =>
+        (await store.listContacts(instanceId, undefined, null, 10, state))
+          .map((c) => c.name)
+          .sort();
+      expect(await named('waiting')).toEqual(['waiting']);
+      expect(await named('paused')).toEqual(['paused', 'waiting']);
+      expect(await named('agent')).toEqual(['closed', 'open', 'pauseEnded']);
+      expect(await named('window_open')).toEqual(['optedOut', 'paused', 'waiting', 'open'].sort());
+      expect(await named('opted_out')).toEqual(['optedOut']);
+    });
+  });
+
+  describe('markRead', () => {
+    it('marks the conversation read where the oldest running transaction is; null for a contact that is gone', async () => {
+      const instanceId = await insertInstance(context.db);
+      const id = await newContact(instanceId, { waId: '5511900000090' });
+      // A transaction that began before the read and is still open: what it stores stays unread.
+      const open = await context.client();
+      try {
+        await open.query('BEGIN');
+        const [{ xid }] = (
+          await open.query<{ xid: string }>('SELECT pg_current_xact_id()::text AS xid')
+        ).rows;
+        const read = await store.markRead(id);
+        expect(read?.id).toBe(id);
+        expect(BigInt(read!.read_tx!)).toBeLessThanOrEqual(BigInt(xid));
+      } finally {
+        await open.query('ROLLBACK');
+        await open.end();
+      }
+      expect(await store.markRead(randomUUID())).toBeNull();
     });
   });
 

@@ -184,7 +184,7 @@ describe('mc_live_notify', () => {
 });
 
 describe('mc_contacts_live', () => {
-  it('notifies a change the inbox shows (pause, opt-out, name), not a new last message time', async () => {
+  it('notifies a change the inbox shows (pause, opt-out, name, read mark), not a new last message time', async () => {
     const instanceId = await insertInstance(context.db);
     await watch(instanceId);
     const contacts = new ContactStore(context.source);
@@ -201,6 +201,8 @@ describe('mc_contacts_live', () => {
       context.db.query(`UPDATE contacts SET name = 'Rita' WHERE id = $1`, [id]),
     );
     expect(renamed).toHaveLength(1);
+    const read = await heardAfter(() => contacts.markRead(id));
+    expect(read).toEqual([{ k: 'contact', i: instanceId, ids: [id] }]);
     const quiet = await heardAfter(() =>
       context.db.query('UPDATE contacts SET last_inbound_at = now() WHERE id = $1', [id]),
     );

@@ -9,6 +9,7 @@ import {
   type OutboundRow,
 } from '../../src/messages/message.store.js';
 import type { Message } from '../../src/messages/message.types.js';
+import { UNREAD_CAP } from '../../src/contacts/contact-summaries.js';
 import {
   insertInstance,
   insertSubscription,
@@ -488,6 +489,59 @@ describe('MessageStore', () => {
           .sort()
           .map((id) => ({ instance_id: instanceId, contact_id: id, first: at, last: at })),
       );
+    });
+  });
+
+  describe('contactSummaries', () => {
+    it('counts the inbound messages stored since the read mark (at most UNREAD_CAP) and gives the last message', async () => {
+      const instanceId = await insertInstance(context.db);
+      const talkative = await newContact(instanceId, { waId: '5511900000077' });
+      const silent = await newContact(instanceId, { waId: '5511900000078' });
+      const at = (minute: number) => new Date(Date.UTC(2026, 8, 2, 10, minute));
+      const said = (minute: number, body: string) =>
+        inbound('5511900000077', talkative, {
+          body: JSON.stringify({ from: '5511900000077', type: 'text', text: { body } }),
+          sentAt: at(minute),
+          receivedAt: at(minute),
+        });
+      await store.insertInbound(instanceId, false, [said(1, 'one'), said(2, 'two')]);
+      await contacts.markRead(talkative);
+      // Stored after the read, though the customer's clock says earlier: unread.
+      await store.insertInbound(instanceId, false, [said(0, 'three'), said(5, 'four')]);
+      const reply = outbound(instanceId, '5511900000077', {
+        contactId: talkative,
+        sentBy: 'agent',
+        body: { body: 'an answer' },
+      });
+      await store.insertOutbound([reply]);
+      await context.db.query(`UPDATE messages SET created_at = $2 WHERE wamid = $1`, [
+        reply.wamid,
+        at(6),
+      ]);
+
+      const summaries = await store.contactSummaries([talkative, silent, randomUUID()]);
+      expect(summaries.get(talkative)).toEqual({
+        unread: 2,
+        last_message: {
+          wamid: reply.wamid,
+          direction: 'outbound',
+          type: 'text',
+          text: 'an answer',
+          sent_by: 'agent',
+          created_at: at(6).toISOString(),
+        },
+      });
+      expect(summaries.get(silent)).toEqual({ unread: 0, last_message: null });
+      expect(summaries.size).toBe(2);
+
+      // Never read: every inbound message counts, up to the cap.
+      const many = await newContact(instanceId, { waId: '5511900000079' });
+      await store.insertInbound(
+        instanceId,
+        false,
+        Array.from({ length: UNREAD_CAP + 5 }, () => inbound('5511900000079', many)),
+      );
+      expect((await store.contactSummaries([many])).get(many)!.unread).toBe(UNREAD_CAP);
     });
   });
 

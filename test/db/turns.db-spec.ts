@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { isoFromEpochMicros } from '../../src/common/epoch-micros.js';
+import { LIVE_CHANNEL } from '../../src/live/live.functions.sql.js';
 import { MessageStore } from '../../src/messages/message.store.js';
 import { OPEN_TURN_STATES, TURN_STATES, type NewTurnPart } from '../../src/turns/turn-states.js';
 import { TurnStore, type ClaimOptions } from '../../src/turns/turn.store.js';
+import { waitFor } from '../support/wait.js';
 import { insertInstance, insertSubscription, useMigratedDatabase } from './support.js';
 
 /**
@@ -776,5 +778,74 @@ describe('mc_turn_failed', () => {
     const { turnId, owner } = await claimed(randomUUID(), instance);
     await turns.finish(turnId, owner, 'failed', 'x');
     expect(await failedEvents(instance)).toEqual([]);
+  });
+});
+
+describe('mc_turn_live', () => {
+  it("tells the live streams of a turn's messages when it fails and when a retry takes it up, not otherwise", async () => {
+    const instance = await insertInstance(context.db);
+    await context.db.query(
+      `INSERT INTO live_listeners (instance_id, process_id, expires_at)
+       VALUES ($1, $2, now() + interval '1 minute')`,
+      [instance, randomUUID()],
+    );
+    const listener = await context.client();
+    const heard: Array<{ k: string; i: string; ids: string[] }> = [];
+    listener.on('notification', (n) => {
+      if (n.channel === LIVE_CHANNEL) heard.push(JSON.parse(n.payload!) as (typeof heard)[number]);
+    });
+    await listener.query(`LISTEN ${LIVE_CHANNEL}`);
+    /** Waits for a marker sent now: every notice of an earlier commit has come (they keep commit order). */
+    const settled = async () => {
+      const marker = randomUUID();
+      await context.db.query(`SELECT pg_notify($1, $2)`, [
+        LIVE_CHANNEL,
+        JSON.stringify({ k: 'marker', i: marker, ids: [] }),
+      ]);
+      await waitFor(() => heard.some((n) => n.i === marker));
+    };
+    /** What was heard about `instance` from `act` alone. */
+    const heardAfter = async (act: () => Promise<unknown>) => {
+      await settled();
+      heard.length = 0;
+      await act();
+      await settled();
+      return heard.splice(0).filter((n) => n.i === instance);
+    };
+    try {
+      const { turnId, owner, wamids } = await claimed(randomUUID(), instance);
+      const ids = (
+        await context.db.query<{ id: string }>(
+          'SELECT id FROM messages WHERE wamid = ANY($1::text[]) ORDER BY id',
+          [wamids],
+        )
+      ).map((m) => m.id);
+      const told = (notices: typeof heard) => notices.flatMap((n) => n.ids).sort();
+
+      expect(told(await heardAfter(() => turns.finish(turnId, owner, 'failed', 'x')))).toEqual(ids);
+      // A change of the failed turn that leaves it failed says nothing.
+      expect(
+        await heardAfter(() =>
+          context.db.query(`UPDATE turns SET last_error = 'y', status = 'failed' WHERE id = $1`, [
+            turnId,
+          ]),
+        ),
+      ).toEqual([]);
+      // A retry takes it up: the failure is no longer theirs.
+      expect(
+        told(
+          await heardAfter(() =>
+            context.db.query(`UPDATE turns SET status = 'claimed' WHERE id = $1`, [turnId]),
+          ),
+        ),
+      ).toEqual(ids);
+      // A turn that ends well says nothing here (its answer is a message of its own).
+      const done = await claimed(randomUUID(), instance);
+      expect(await heardAfter(() => turns.finish(done.turnId, done.owner, 'done', null))).toEqual(
+        [],
+      );
+    } finally {
+      await listener.end();
+    }
   });
 });

@@ -899,6 +899,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/contacts/{key}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A person read the conversation: its messages so far are no longer unread
+         * @description The mark is the contact’s, shared by the people who answer the number (as the platform’s business app keeps one per chat); every open live stream is told. It sends the customer no read receipt.
+         */
+        post: operations["markContactRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/instances/{id}/contacts/{key}/handoff": {
         parameters: {
             query?: never;
@@ -2188,6 +2208,68 @@ export interface components {
                 display_name: string;
             } | null;
         };
+        LastMessageDto: {
+            wamid: string;
+            /** @enum {string} */
+            direction: "inbound" | "outbound";
+            /** @example text */
+            type: string;
+            /** @description Its text, caption or file name (the first 120 characters); null when none */
+            text: string | null;
+            /**
+             * @description Outbound: who sent it
+             * @enum {string|null}
+             */
+            sent_by: "api" | "agent" | "person" | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        ContactListItemDto: {
+            /** @example 5511999990000 */
+            wa_id: string | null;
+            /** @example BR.1234567890ABCDEF */
+            user_id: string | null;
+            /** @example Ana */
+            name: string | null;
+            username: string | null;
+            /** Format: date-time */
+            last_inbound_at: string | null;
+            /** Format: date-time */
+            last_outbound_at: string | null;
+            window: components["schemas"]["ServiceWindowDto"];
+            handoff: components["schemas"]["HandoffDto"];
+            /**
+             * Format: date-time
+             * @description Set while the contact has opted out (a stop word): only templates may be sent
+             */
+            opted_out_at: string | null;
+            /**
+             * @description Inbound messages since a person last read the conversation (POST /contacts/{key}/read), at most 100
+             * @example 2
+             */
+            unread: number;
+            /** @description In arrival order */
+            last_message: components["schemas"]["LastMessageDto"] | null;
+        };
+        ContactPageDto: {
+            data: components["schemas"]["ContactListItemDto"][];
+            /** @description Pass as `cursor` for the next page; null on the last one */
+            next_cursor: string | null;
+        };
+        StartHandoffDto: {
+            /**
+             * Format: uuid
+             * @description The instance to act on; may be left out when the API key is bound to one, or (the inbox's reads) when an operator's token answers for one only
+             */
+            instance_id?: string;
+            /**
+             * Format: date-time
+             * @description When the agent may answer again by itself; absent: after HANDOFF_DEFAULT_S
+             */
+            until?: string;
+            /** @example a complaint: the manager answers */
+            reason?: string;
+        };
         ContactDto: {
             /** @example 5511999990000 */
             wa_id: string | null;
@@ -2208,25 +2290,6 @@ export interface components {
              */
             opted_out_at: string | null;
         };
-        ContactPageDto: {
-            data: components["schemas"]["ContactDto"][];
-            /** @description Pass as `cursor` for the next page; null on the last one */
-            next_cursor: string | null;
-        };
-        StartHandoffDto: {
-            /**
-             * Format: uuid
-             * @description The instance to act on; may be left out when the API key is bound to one, or (the inbox's reads) when an operator's token answers for one only
-             */
-            instance_id?: string;
-            /**
-             * Format: date-time
-             * @description When the agent may answer again by itself; absent: after HANDOFF_DEFAULT_S
-             */
-            until?: string;
-            /** @example a complaint: the manager answers */
-            reason?: string;
-        };
         EndHandoffDto: {
             /**
              * Format: uuid
@@ -2238,6 +2301,13 @@ export interface components {
              * @default false
              */
             include_pending: boolean;
+        };
+        InstanceScopedDto: {
+            /**
+             * Format: uuid
+             * @description The instance to act on; may be left out when the API key is bound to one, or (the inbox's reads) when an operator's token answers for one only
+             */
+            instance_id?: string;
         };
         ConversationMessageDto: {
             wamid: string;
@@ -2275,6 +2345,13 @@ export interface components {
              * @description Inbound: the agent turn it went to (null: not given to the agent)
              */
             turn_id: string | null;
+            /**
+             * @description The state of that turn: `failed` when the agent could not answer it
+             * @enum {string|null}
+             */
+            turn_status: "claimed" | "calling" | "answered" | "sending" | "done" | "failed" | "skipped" | null;
+            /** @description The turn's last error (a failed one's: why the agent did not answer) */
+            turn_error: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -7549,6 +7626,8 @@ export interface operations {
                 limit?: number;
                 /** @description A number prefix (digits) or the start of a name (any case) */
                 q?: string;
+                /** @description Only contacts that are: `waiting` (the agent handed them to a person, still paused), `paused` (the agent paused, by anyone), `agent` (the agent answers: not paused, not opted out), `window_open` (the 24-hour window is open), `opted_out` */
+                state?: "waiting" | "paused" | "agent" | "window_open" | "opted_out";
             };
             header?: never;
             path?: never;
@@ -7777,6 +7856,117 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ContactDto"];
+                };
+            };
+            /**
+             * @description `validation_failed`: a body, query or path value breaks a rule; `details` names every field
+             *
+             *     `invalid_json`: the body is not JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unauthorized`: credentials missing, malformed, unknown, revoked or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_forbidden`: an API key bound to one instance used for another, or an operator's token for an instance it does not answer for */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /**
+             * @description `contact_not_found`: no contact with that number or user id for the instance
+             *
+             *     `instance_not_found`: no instance with that id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_inactive`: the instance is deactivated */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `rate_limited`: too many requests (an API key's or a person's token, failed logins, verification codes); see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unavailable`: PostgreSQL or Redis cannot be reached now; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Any other error, in the contract body */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    markContactRead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The contact's number (wa_id) or business-scoped user id */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InstanceScopedDto"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactListItemDto"];
                 };
             };
             /**

@@ -1,9 +1,10 @@
 import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
-import { IsBoolean, IsISO8601, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsBoolean, IsIn, IsISO8601, IsOptional, IsString, MaxLength } from 'class-validator';
 import { InstanceScopedDto } from '../../common/instance-scoped.dto.js';
 import { PageQueryDto } from '../../common/page-query.dto.js';
 import { PersonDto, PersonProperty } from '../../accounts/dto/person.dto.js';
-import { HANDOFF_BY, type Contact } from '../contact.types.js';
+import { UNREAD_CAP, type ContactSummary } from '../contact-summaries.js';
+import { CONTACT_STATES, HANDOFF_BY, type Contact, type ContactState } from '../contact.types.js';
 
 const SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;
 const iso = (value: Date | null): string | null => value?.toISOString() ?? null;
@@ -19,6 +20,17 @@ export class ListContactsQueryDto extends IntersectionType(InstanceScopedDto, Pa
   @IsString({ message: 'must be text' })
   @MaxLength(64, { message: 'must be at most 64 characters' })
   q?: string;
+
+  @ApiPropertyOptional({
+    enum: CONTACT_STATES,
+    description:
+      'Only contacts that are: `waiting` (the agent handed them to a person, still paused), ' +
+      '`paused` (the agent paused, by anyone), `agent` (the agent answers: not paused, not opted ' +
+      'out), `window_open` (the 24-hour window is open), `opted_out`',
+  })
+  @IsOptional()
+  @IsIn(CONTACT_STATES, { message: `must be one of ${CONTACT_STATES.join(', ')}` })
+  state?: ContactState;
 }
 
 /** POST /contacts/{key}/handoff */
@@ -129,8 +141,47 @@ export class ContactDto {
   }
 }
 
+export class LastMessageDto {
+  @ApiProperty() wamid: string;
+  @ApiProperty({ enum: ['inbound', 'outbound'] }) direction: 'inbound' | 'outbound';
+  @ApiProperty({ example: 'text' }) type: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Its text, caption or file name (the first 120 characters); null when none',
+  })
+  text: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    enum: ['api', 'agent', 'person'],
+    description: 'Outbound: who sent it',
+  })
+  sent_by: string | null;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+}
+
+/** A contact as an inbox's list shows it: GET /contacts, and the live stream's events. */
+export class ContactListItemDto extends ContactDto {
+  @ApiProperty({
+    description: `Inbound messages since a person last read the conversation (POST /contacts/{key}/read), at most ${UNREAD_CAP}`,
+    example: 2,
+  })
+  unread: number;
+  @ApiProperty({ type: LastMessageDto, nullable: true, description: 'In arrival order' })
+  last_message: LastMessageDto | null;
+
+  static withSummary(contact: Contact, summary: ContactSummary | undefined): ContactListItemDto {
+    return {
+      ...ContactDto.from(contact),
+      unread: summary?.unread ?? 0,
+      last_message: summary?.last_message ?? null,
+    };
+  }
+}
+
 export class ContactPageDto {
-  @ApiProperty({ type: [ContactDto] }) data: ContactDto[];
+  @ApiProperty({ type: [ContactListItemDto] }) data: ContactListItemDto[];
   @ApiProperty({
     type: String,
     nullable: true,

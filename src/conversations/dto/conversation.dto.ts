@@ -6,6 +6,7 @@ import { PageLimit } from '../../common/page-query.dto.js';
 import { ContactDto } from '../../contacts/dto/contact.dto.js';
 import { MessageErrorDto } from '../../messages/dto/message.dto.js';
 import type { ConversationMessage } from '../../messages/message.store.js';
+import { TURN_STATES } from '../../turns/turn-states.js';
 import {
   arrivalPosition,
   EARLIER_VERSION_PATTERN,
@@ -74,6 +75,19 @@ export class ConversationMessageDto {
     description: 'Inbound: the agent turn it went to (null: not given to the agent)',
   })
   turn_id: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    enum: TURN_STATES,
+    description: 'The state of that turn: `failed` when the agent could not answer it',
+  })
+  turn_status: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The turn's last error (a failed one's: why the agent did not answer)",
+  })
+  turn_error: string | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
   @ApiProperty({
@@ -96,6 +110,8 @@ export class ConversationMessageDto {
       sent_by: message.direction === 'outbound' ? (message.sent_by ?? 'api') : null,
       sent_by_account: PersonDto.of(message.sent_by_account_id, message.sent_by_account_name),
       turn_id: message.turn_id,
+      turn_status: message.turn_id ? message.turn_status : null,
+      turn_error: message.turn_id ? message.turn_error : null,
       created_at: message.created_at.toISOString(),
       updated_at: message.updated_at.toISOString(),
       position: arrivalPosition(message),

@@ -20,6 +20,9 @@ import { PeopleWhoSendEvents1795660949914 } from './1795660949914-people-who-sen
 import { LiveListeners1795661709573 } from './1795661709573-live-listeners.js';
 import { LiveNotifications1795661881922 } from './1795661881922-live-notifications.js';
 import { SendsByTime1795674961575 } from './1795674961575-sends-by-time.js';
+import { TurnLive1795677029198 } from './1795677029198-turn-live.js';
+import { ContactsRead1795677110849 } from './1795677110849-contacts-read.js';
+import { ContactsReadLive1795677604338 } from './1795677604338-contacts-read-live.js';
 
 /**
  * Every migration, oldest first (`npm run sql:migration` appends the ones it writes).
@@ -49,4 +52,7 @@ export const MIGRATIONS = [
   LiveListeners1795661709573,
   LiveNotifications1795661881922,
   SendsByTime1795674961575,
+  TurnLive1795677029198,
+  ContactsRead1795677110849,
+  ContactsReadLive1795677604338,
 ];
