@@ -1,4 +1,4 @@
-import { signal } from '@preact/signals';
+import { computed, signal } from '@preact/signals';
 import { api, must, sessionEnded, type Schemas } from './api/client';
 import { drafts } from './inbox/composer';
 import { contacts, instanceId, messages, openKey } from './inbox/state';
@@ -7,6 +7,8 @@ export type Session = Schemas['SessionDto'];
 
 /** Who is logged in (null: nobody; undefined: not known yet). */
 export const session = signal<Session | null | undefined>(undefined);
+/** Whether an admin is logged in (the admin pages are theirs). */
+export const isAdmin = computed(() => session.value?.role === 'admin');
 
 /**
  * Reads the session the cookie carries. At start, none shows the login page;

@@ -2,7 +2,14 @@ import { signal } from '@preact/signals';
 import { useRef, useState } from 'preact/hooks';
 import { api, must } from '../api/client';
 import { t } from '../i18n';
-import { instanceId, keyOf, type Contact } from './state';
+import { preview } from './message';
+import { instanceId, keyOf, messages, type Contact } from './state';
+
+/** The first words of the message a reply quotes, when it is loaded. */
+function quotedText(wamid: string): string {
+  const quoted = messages.value.find((m) => m.wamid === wamid);
+  return quoted ? preview(quoted).slice(0, 80) : '';
+}
 
 /**
  * What is being written, per contact: kept when the session ends and the
@@ -113,7 +120,8 @@ export function Composer({ contact }: { contact: Contact }) {
       {optedOut && <p class="notice">{t('composer.optedOut')}</p>}
       {reply && (
         <p class="replying">
-          {t('composer.replyingTo')}{' '}
+          {t('composer.replyingTo')}
+          {quotedText(reply) && <q>{quotedText(reply)}</q>}{' '}
           <button
             type="button"
             class="link"

@@ -28,7 +28,7 @@ function Row({ contact }: { contact: Contact }) {
         aria-current={selected ? 'true' : undefined}
         onClick={() => void openConversation(key)}
       >
-        <span class="name">{contact.name ?? key}</span>
+        <span class={`name${contact.unread > 0 ? ' has-unread' : ''}`}>{contact.name ?? key}</span>
         <time class="muted" dateTime={contact.last_inbound_at ?? undefined}>
           {when(contact.last_inbound_at ?? contact.last_outbound_at)}
         </time>
@@ -52,6 +52,24 @@ function Row({ contact }: { contact: Contact }) {
             <span class="badge closed">{t('contacts.windowClosed')}</span>
           )}
         </span>
+        {contact.last_message && (
+          <span class="last">
+            {contact.last_message.direction === 'outbound' && (
+              <span class="muted">
+                {t(`contacts.sentBy.${contact.last_message.sent_by ?? 'api'}`)}:{' '}
+              </span>
+            )}
+            {contact.last_message.text ??
+              t(`conversation.kinds.${contact.last_message.type}`, {
+                defaultValue: t('conversation.unsupported', { type: contact.last_message.type }),
+              })}
+          </span>
+        )}
+        {contact.unread > 0 && (
+          <span class="unread" aria-label={t('contacts.unread', { count: contact.unread })}>
+            {contact.unread >= 100 ? '99+' : contact.unread}
+          </span>
+        )}
         {waiting && contact.handoff.reason && <span class="reason">{contact.handoff.reason}</span>}
       </button>
     </li>
@@ -83,7 +101,10 @@ export function ContactList() {
         <select
           id="contact-filter"
           value={filter.value}
-          onChange={(e) => (filter.value = e.currentTarget.value as Filter)}
+          onChange={(e) => {
+            filter.value = e.currentTarget.value as Filter;
+            void loadContacts();
+          }}
         >
           {FILTERS.map((f) => (
             <option key={f} value={f}>

@@ -1,8 +1,10 @@
+import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, must } from '../api/client';
 import { t, when } from '../i18n';
 import { Composer, replyingTo } from './composer';
 import { MessageItem } from './message';
+import { isAdmin } from '../session';
 import {
   instanceId,
   keyOf,
@@ -118,15 +120,32 @@ export function Conversation({ contact }: { contact: Contact }) {
             </button>
           </li>
         )}
-        {messages.value.map((message) => (
-          <MessageItem
-            key={message.wamid}
-            message={message}
-            onReply={() => {
-              replyingTo.value = { ...replyingTo.value, [key]: message.wamid };
-              document.getElementById('composer-text')?.focus();
-            }}
-          />
+        {messages.value.map((message, i) => (
+          <Fragment key={message.wamid}>
+            <MessageItem
+              message={message}
+              onReply={() => {
+                replyingTo.value = { ...replyingTo.value, [key]: message.wamid };
+                document.getElementById('composer-text')?.focus();
+              }}
+            />
+            {message.turn_status === 'failed' &&
+              !messages.value.slice(i + 1).some((later) => later.turn_id === message.turn_id) && (
+                <li class="turn-failed">
+                  <p role="note">
+                    {t('conversation.turnFailed', { error: message.turn_error ?? '' })}
+                    {isAdmin.value && message.turn_id && (
+                      <>
+                        {' '}
+                        <a href={`/console/turns/${message.turn_id}`}>
+                          {t('conversation.turnOpen')}
+                        </a>
+                      </>
+                    )}
+                  </p>
+                </li>
+              )}
+          </Fragment>
         ))}
       </ol>
       <Composer contact={contact} />

@@ -9,6 +9,7 @@ import {
   contacts,
   instanceId,
   liveState,
+  markRead,
   openConversation,
   openContact,
   openKey,
@@ -31,6 +32,15 @@ export function Inbox({ session }: { session: Session }) {
     if (!id || sessionEnded.value) return;
     return follow(id);
   }, [instanceId.value, sessionEnded.value]);
+
+  // Back to the tab with a conversation open: what came meanwhile is read now.
+  useEffect(() => {
+    const seen = () => {
+      if (!document.hidden && openKey.value) void markRead(openKey.value);
+    };
+    document.addEventListener('visibilitychange', seen);
+    return () => document.removeEventListener('visibilitychange', seen);
+  }, []);
 
   useEffect(() => {
     const count = waitingCount.value;

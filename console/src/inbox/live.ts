@@ -11,6 +11,7 @@ import {
   upsertMessage,
   contacts,
   keyOf,
+  markRead,
   type Contact,
   type Message,
 } from './state';
@@ -45,6 +46,11 @@ export function follow(instanceId: string): () => void {
       };
       changed(data.contact);
       upsertMessage(data.contact, data.message);
+      // A customer's message in the conversation on screen is read as it comes.
+      const key = keyOf(data.contact);
+      if (data.message.direction === 'inbound' && key === openKey.value && !document.hidden) {
+        void markRead(key);
+      }
     });
     source.addEventListener('contact', (event) => {
       changed((JSON.parse((event as MessageEvent<string>).data) as { contact: Contact }).contact);

@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { t, when } from '../i18n';
 import { formatted } from './format';
-import { instanceId, type Message } from './state';
+import { instanceId, messages, type Message } from './state';
 
 type Content = Record<string, unknown>;
 const str = (value: unknown): string => (typeof value === 'string' ? value : '');
@@ -156,6 +156,76 @@ function Body({ message }: { message: Message }): ComponentChildren {
   }
 }
 
+/** A message in a line: its text, or its caption, or what kind it is (a quote, a list's last message). */
+export function preview(message: Message): string {
+  const content = message.content;
+  switch (message.type) {
+    case 'text':
+      return text(message);
+    case 'image':
+    case 'video':
+    case 'document':
+    case 'sticker':
+    case 'audio': {
+      const { caption, filename } = media(message);
+      const icons: Record<string, string> = {
+        image: '📷',
+        video: '🎥',
+        document: '📄',
+        sticker: '💟',
+        audio: '🎤',
+      };
+      return `${icons[message.type]} ${caption || filename || t(`conversation.kinds.${message.type}`)}`;
+    }
+    case 'location': {
+      const place = message.direction === 'inbound' ? obj(content.location) : content;
+      return `📍 ${str(place.name) || t('conversation.location')}`;
+    }
+    case 'contacts':
+      return `👤 ${t('conversation.contactCard')}`;
+    case 'reaction': {
+      const reaction = message.direction === 'inbound' ? obj(content.reaction) : content;
+      return t('conversation.reactedWith', { emoji: str(reaction.emoji) });
+    }
+    case 'interactive': {
+      const reply = obj(content.interactive);
+      const chosen = obj(reply.button_reply ?? reply.list_reply);
+      return message.direction === 'inbound' ? `↩ ${str(chosen.title)}` : str(content.body);
+    }
+    case 'button':
+      return `↩ ${str(obj(content.button).text)}`;
+    case 'template':
+      return `📋 ${str(content.template_name)}`;
+    default:
+      return t('conversation.unsupported', { type: message.type });
+  }
+}
+
+/**
+ * The message a reply quotes: its first line when it is among those loaded
+ * (a click shows it), else that it quotes an earlier one.
+ */
+function Quoted({ wamid }: { wamid: string }) {
+  const quoted = messages.value.find((m) => m.wamid === wamid);
+  if (!quoted) return <p class="quoted">{t('conversation.inReplyTo')}</p>;
+  const who = quoted.direction === 'inbound' ? t('conversation.customer') : sender(quoted);
+  return (
+    <button
+      type="button"
+      class="quoted"
+      onClick={() => {
+        const target = document.querySelector<HTMLElement>(
+          `li.message[data-wamid="${CSS.escape(wamid)}"]`,
+        );
+        target?.scrollIntoView({ block: 'center' });
+        target?.focus();
+      }}
+    >
+      <span class="who">{who}</span> {preview(quoted)}
+    </button>
+  );
+}
+
 /** Who sent an outbound message: the agent, a client's API key, a person by name. */
 function sender(message: Message): string | null {
   if (message.direction !== 'outbound') return null;
@@ -188,9 +258,13 @@ export function MessageItem({ message, onReply }: { message: Message; onReply: (
   const by = sender(message);
   const reason = failure(message);
   return (
-    <li class={`message ${message.direction} ${message.sent_by ?? ''}`} data-wamid={message.wamid}>
+    <li
+      class={`message ${message.direction} ${message.sent_by ?? ''}`}
+      data-wamid={message.wamid}
+      tabIndex={-1}
+    >
       {by && <span class="by">{by}</span>}
-      {quoted && <p class="quoted">{t('conversation.inReplyTo')}</p>}
+      {quoted && <Quoted wamid={quoted} />}
       <Body message={message} />
       {reason && (
         <p class="error" role="note">

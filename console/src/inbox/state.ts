@@ -1,7 +1,10 @@
 import { computed, signal } from '@preact/signals';
 import { api, must, type Schemas } from '../api/client';
 
-export type Contact = Schemas['ContactDto'];
+/** A contact as the list shows it (GET /contacts, the live stream): with unread and last message. */
+export type Contact = Schemas['ContactListItemDto'];
+/** A contact as other answers give it (a handoff, a conversation page): without them. */
+type ContactAnswer = Schemas['ContactDto'] & Partial<Pick<Contact, 'unread' | 'last_message'>>;
 export type Message = Schemas['ConversationMessageDto'];
 export type Filter = 'all' | 'waiting' | 'agent' | 'open' | 'optedOut';
 
@@ -50,6 +53,20 @@ const matches: Record<Filter, (contact: Contact) => boolean> = {
   optedOut: (c) => c.opted_out_at !== null,
 };
 
+/** What each filter asks GET /contacts for (the list also filters what comes live). */
+const FILTER_STATE = {
+  waiting: 'paused',
+  agent: 'agent',
+  open: 'window_open',
+  optedOut: 'opted_out',
+} as const;
+
+const listQuery = () => {
+  const q = query.value;
+  const f = filter.value;
+  return { ...(q ? { q } : {}), ...(f === 'all' ? {} : { state: FILTER_STATE[f] }) };
+};
+
 /** The list as shown: filtered, waiting contacts first. */
 export const shown = computed(() => ordered(contacts.value.filter(matches[filter.value])));
 export const waitingCount = computed(() => contacts.value.filter(isWaiting).length);
@@ -70,14 +87,15 @@ export async function loadContacts(): Promise<void> {
   const caught: Contact[] = [];
   during.list = caught;
   const q = query.value;
+  const f = filter.value;
   try {
     const page = must(
       await api.GET('/contacts', {
-        params: { query: { instance_id: id, limit: 100, ...(q ? { q } : {}) } },
+        params: { query: { instance_id: id, limit: 100, ...listQuery() } },
       }),
     );
-    // A newer search, or another instance, was asked for meanwhile: its answer wins.
-    if (id !== instanceId.value || q !== query.value) return;
+    // A newer search or filter, or another instance, was asked for meanwhile: its answer wins.
+    if (id !== instanceId.value || q !== query.value || f !== filter.value) return;
     contacts.value = page.data;
     contactsCursor.value = page.next_cursor;
   } finally {
@@ -96,7 +114,7 @@ export async function moreContacts(): Promise<void> {
           instance_id: id,
           limit: 100,
           cursor: contactsCursor.value,
-          ...(query.value ? { q: query.value } : {}),
+          ...listQuery(),
         },
       },
     }),
@@ -126,6 +144,7 @@ export async function openConversation(key: string | null): Promise<void> {
     olderCursor.value = page.older;
     upsertContact(page.contact);
     for (const message of caught) upsertMessage(page.contact, message);
+    void markRead(key);
   } finally {
     if (during.conversation === caught) during.conversation = null;
     loading.value = false;
@@ -147,16 +166,51 @@ export async function loadOlder(): Promise<void> {
   olderCursor.value = page.older;
 }
 
-/** A contact as the API or the live stream gave it: replaced, or added. */
-export function upsertContact(contact: Contact): void {
+/**
+ * A contact as the API or the live stream gave it: replaced, or added. An
+ * answer without the list's fields keeps those the list had.
+ */
+export function upsertContact(answer: ContactAnswer): void {
+  const key = keyOf(answer);
+  const known = contacts.value.find((c) => keyOf(c) === key);
+  const contact: Contact = { unread: 0, last_message: null, ...known, ...answer };
   during.list?.push(contact);
-  const key = keyOf(contact);
   const others = contacts.value.filter((c) => keyOf(c) !== key);
   contacts.value = [contact, ...others];
 }
 
+/** When each conversation was last marked read, and a mark waiting its turn. */
+const reads = new Map<string, { at: number; later?: number }>();
+const READ_EVERY_MS = 2000;
+
+/**
+ * The open conversation is read (it was opened, or a message came while it
+ * shows): its messages are no longer unread, for every person of the number.
+ * At most once every 2 s per conversation; one asked for sooner comes then.
+ */
+export async function markRead(key: string): Promise<void> {
+  const id = instanceId.value;
+  const contact = contacts.value.find((c) => keyOf(c) === key);
+  if (!id || !contact || contact.unread === 0 || openKey.value !== key) return;
+  const last = reads.get(key);
+  const wait = last ? last.at + READ_EVERY_MS - Date.now() : 0;
+  if (last && wait > 0) {
+    last.later ??= window.setTimeout(() => {
+      last.later = undefined;
+      void markRead(key);
+    }, wait);
+    return;
+  }
+  reads.set(key, { at: Date.now() });
+  const answer = await api.POST('/contacts/{key}/read', {
+    params: { path: { key } },
+    body: { instance_id: id },
+  });
+  if (answer.data) upsertContact(answer.data);
+}
+
 /** A message of the open conversation, new or changed, kept in its arrival order. */
-export function upsertMessage(contact: Contact, message: Message): void {
+export function upsertMessage(contact: ContactAnswer, message: Message): void {
   if (keyOf(contact) !== openKey.value) return;
   during.conversation?.push(message);
   const known = messages.value.find((m) => m.wamid === message.wamid);
