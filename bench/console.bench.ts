@@ -282,9 +282,10 @@ async function openStream(
 /**
  * The live streams' cost to the webhook: an `api` and a `worker` process take
  * signed deliveries at c=50 for `duration` seconds, without open streams and
- * with SESSIONS (200) streams of the instance open on the api process (every
- * message stored is sent to each of them); the order alternates from run to
- * run (the phase after another also drains what it left). The service column
+ * with SESSIONS (200) streams of the instance open on the api process (each
+ * is sent what its allowance, LIVE_STREAM_RATE, lets through, then rests;
+ * on `reset` it reads the contact list, as the console does); without, with,
+ * without (with, without, with on odd runs), each phase from an idle pipeline. The service column
  * is the rate with the streams, the baseline the rate without: the goal is a
  * ratio of at least 0.90.
  */

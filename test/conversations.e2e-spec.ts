@@ -496,15 +496,29 @@ describe('conversations, handoff and opt-out', () => {
     expect(before.last_message).toMatchObject({ direction: 'outbound', sent_by: 'agent' });
     expect(before.last_message!.text).toMatch(/^echo: /);
 
-    const read = await client<Contact>('POST', `/contacts/${reader}/read`);
+    // Read up to the newest message on screen (the agent's answer).
+    const read = await client<Contact>('POST', `/contacts/${reader}/read`, {
+      wamid: before.last_message!.wamid,
+    });
     expect(read.status).toBe(200);
     expect(read.body.unread).toBe(0);
     expect((await contact(reader)).unread).toBe(0);
-    await stored(await inbound(reader, 'third'));
+    const third = await inbound(reader, 'third');
+    await stored(third);
     expect((await contact(reader)).unread).toBe(1);
-    expect((await client('POST', '/contacts/5511900089999/read')).body).toMatchObject({
-      code: 'contact_not_found',
-    });
+    // Marking an older message does not take the mark back.
+    const firstPage = await client<ConversationPage>('GET', `/contacts/${reader}/messages`);
+    await client('POST', `/contacts/${reader}/read`, { wamid: firstPage.body.data[0].wamid });
+    expect((await contact(reader)).unread).toBe(1);
+    await client('POST', `/contacts/${reader}/read`, { wamid: third });
+    expect((await contact(reader)).unread).toBe(0);
+    expect(
+      (await client('POST', '/contacts/5511900089999/read', { wamid: third })).body,
+    ).toMatchObject({ code: 'contact_not_found' });
+    expect(
+      (await client('POST', `/contacts/${reader}/read`, { wamid: 'wamid.elsewhere' })).body,
+    ).toMatchObject({ code: 'message_not_found' });
+    expect((await client('POST', `/contacts/${reader}/read`, {})).status).toBe(400);
 
     // The agent hands one over: it is waiting (and paused); the reader is the agent's.
     const waiting = '5511900080092';

@@ -412,7 +412,12 @@ describe('GET /live under a flood: a stream over LIVE_STREAM_RATE rests, then st
         async () => (await metric(second.url, 'live_changes_unread_total')) >= 1,
         20_000,
       );
-      expect(resting.events.filter((e) => e.event === 'message').length).toBeLessThan(40);
+      // Nothing of them reached the resting stream.
+      const wamids = resting.events
+        .filter((e) => e.event === 'message')
+        .map((e) => (e.data as unknown as LiveMessage).message.wamid);
+      expect(wamids.filter((w) => w.startsWith('wamid.floodC'))).toEqual([]);
+      expect(wamids.length).toBeLessThan(40);
 
       // Resuming from before the unread changes cannot be vouched for: start over.
       const resumed = await LiveStreamClient.open(second.url, key, '', {

@@ -1,7 +1,7 @@
 import { computed, signal } from '@preact/signals';
 import { api, must, sessionEnded, type Schemas } from './api/client';
 import { drafts } from './inbox/composer';
-import { contacts, instanceId, messages, openKey } from './inbox/state';
+import { contacts, instanceId, messages, openKey, waitingContacts } from './inbox/state';
 
 export type Session = Schemas['SessionDto'];
 
@@ -40,6 +40,7 @@ export async function logOut(): Promise<void> {
 function forget(): void {
   drafts.value = {};
   contacts.value = [];
+  waitingContacts.value = [];
   messages.value = [];
   openKey.value = null;
   instanceId.value = null;

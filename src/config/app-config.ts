@@ -500,12 +500,15 @@ export class AppConfig {
   @Max(100000, { message: 'LIVE_STREAM_RATE must be a whole number of events from 1 to 100000' })
   LIVE_STREAM_RATE = 50;
 
-  /** How long a live stream over LIVE_STREAM_RATE is sent nothing before its `reset`. */
+  /**
+   * How long a live stream over LIVE_STREAM_RATE is sent nothing before its
+   * `reset` (up to half as long again, at random, so streams come back one by one).
+   */
   @Type(() => Number)
   @IsNumber({}, { message: 'LIVE_STREAM_REST_S must be a number of seconds from 0.1 to 300' })
   @Min(0.1, { message: 'LIVE_STREAM_REST_S must be a number of seconds from 0.1 to 300' })
   @Max(300, { message: 'LIVE_STREAM_REST_S must be a number of seconds from 0.1 to 300' })
-  LIVE_STREAM_REST_S = 5;
+  LIVE_STREAM_REST_S = 15;
 
   /** How long a handoff without `until` (or one the agent asked for) lasts. */
   @Type(() => Number)

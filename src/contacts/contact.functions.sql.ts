@@ -245,7 +245,7 @@ BEGIN
        OR o.handoff_account_name IS DISTINCT FROM n.handoff_account_name
        OR o.opted_out_at IS DISTINCT FROM n.opted_out_at OR o.name IS DISTINCT FROM n.name
        OR o.wa_id IS DISTINCT FROM n.wa_id OR o.user_id IS DISTINCT FROM n.user_id
-       OR o.read_tx IS DISTINCT FROM n.read_tx;
+       OR o.read_seq IS DISTINCT FROM n.read_seq;
   END IF;
   RETURN NULL;
 END $$`,

@@ -214,15 +214,28 @@ export class ContactStore {
     return rows<Contact>(this.db, 'SELECT * FROM contacts WHERE id = ANY($1::uuid[])', [ids]);
   }
 
-  /** A person read the conversation up to now; null when the contact is gone. */
-  async markRead(contactId: string): Promise<Contact | null> {
+  /**
+   * A person read the conversation up to its message `wamid` (the newest they
+   * saw): the mark moves there, never back. The contact as it is; null when
+   * that message is not the contact's.
+   */
+  async markRead(contactId: string, wamid: string): Promise<Contact | null> {
     const [contact] = await rows<Contact>(
       this.db,
-      // Every transaction that began before is over or still counts as unread: a message it
-      // stores is never taken as read unseen.
-      `UPDATE contacts SET read_tx = pg_snapshot_xmin(pg_current_snapshot()) WHERE id = $1
-       RETURNING *`,
-      [contactId],
+      `WITH seen AS (
+         SELECT m.stored_tx, m.seq FROM messages m WHERE m.wamid = $2 AND m.contact_id = $1
+       ), moved AS (
+         UPDATE contacts c SET read_tx = seen.stored_tx, read_seq = seen.seq
+         FROM seen
+         WHERE c.id = $1
+           AND (c.read_tx IS NULL OR (seen.stored_tx, seen.seq) > (c.read_tx, c.read_seq))
+         RETURNING c.*
+       )
+       SELECT * FROM moved
+       UNION ALL
+       SELECT c.* FROM contacts c
+       WHERE c.id = $1 AND EXISTS (SELECT 1 FROM seen) AND NOT EXISTS (SELECT 1 FROM moved)`,
+      [contactId, wamid],
     );
     return contact ?? null;
   }

@@ -31,8 +31,9 @@ export interface Contact {
   handoff_account_name: string | null;
   /** Set while the contact has opted out (a stop word): only templates may be sent. */
   opted_out_at: Date | null;
-  /** Where a person last read its conversation (the oldest transaction running then): inbound messages stored from it on are unread. */
+  /** Where a person last read its conversation: the stored position (stored_tx, seq) of the newest message they saw. */
   read_tx: string | null;
+  read_seq: string | null;
   created_at: Date;
   updated_at: Date;
 }

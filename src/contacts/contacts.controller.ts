@@ -8,13 +8,14 @@ import { ApiErrors, invalidRequest } from '../common/api-errors.js';
 import { CONTACT_KEY_PARAM, CONTACT_NOT_FOUND } from './contact-docs.js';
 import type { Instance } from '../instances/instance.types.js';
 import { ContactsService } from './contacts.service.js';
-import { InstanceScopedDto } from '../common/instance-scoped.dto.js';
+import { AppException } from '../common/app.exception.js';
 import {
   ContactDto,
   ContactListItemDto,
   ContactPageDto,
   EndHandoffDto,
   ListContactsQueryDto,
+  MarkReadDto,
   StartHandoffDto,
 } from './dto/contact.dto.js';
 
@@ -98,18 +99,23 @@ export class ContactsController {
     operationId: 'markContactRead',
     summary: 'A person read the conversation: its messages so far are no longer unread',
     description:
-      'The mark is the contact’s, shared by the people who answer the number (as the ' +
+      'Up to `wamid`, the newest message the person saw (the mark never moves back). The mark ' +
+      'is the contact’s, shared by the people who answer the number (as the ' +
       'platform’s business app keeps one per chat); every open live stream is told. It sends ' +
       'the customer no read receipt.',
   })
   @ApiParam(CONTACT_KEY_PARAM)
   @ApiOkResponse({ type: ContactListItemDto })
-  @ApiErrors(CONTACT_NOT_FOUND)
+  @ApiErrors(
+    invalidRequest(MarkReadDto, {}, 'wamid missing'),
+    CONTACT_NOT_FOUND,
+    new AppException('message_not_found', 'Message wamid.X is not in this conversation'),
+  )
   read(
     @Param('key') key: string,
-    @Body() _dto: InstanceScopedDto,
+    @Body() dto: MarkReadDto,
     @ClientInstance() instance: Instance,
   ): Promise<ContactListItemDto> {
-    return this.contacts.markRead(instance, key);
+    return this.contacts.markRead(instance, key, dto.wamid);
   }
 }

@@ -31,11 +31,14 @@ export class ContactsService {
     private readonly summaries: ContactSummaries,
   ) {}
 
-  /** A person read the conversation: its inbound messages so far are no longer unread. */
-  async markRead(instance: Instance, key: string): Promise<ContactListItemDto> {
+  /** A person read the conversation up to `wamid`: the messages stored until then are no longer unread. */
+  async markRead(instance: Instance, key: string, wamid: string): Promise<ContactListItemDto> {
     const contact = await this.store.contactByKey(instance.id, key);
-    const read = contact && (await this.store.markRead(contact.id));
-    if (!read) throw contactNotFound(key);
+    if (!contact) throw contactNotFound(key);
+    const read = await this.store.markRead(contact.id, wamid);
+    if (!read) {
+      throw new AppException('message_not_found', `Message ${wamid} is not in this conversation`);
+    }
     const summaries = await this.summaries.contactSummaries([read.id]);
     return ContactListItemDto.withSummary(read, summaries.get(read.id));
   }

@@ -516,12 +516,18 @@ export class EventStore {
     return row;
   }
 
-  /** Deliveries not yet made (pending, any subscription), and the age in seconds of the oldest event among them. */
+  /**
+   * Deliveries still to be made to enabled subscriptions (a disabled one's
+   * wait for it, and are its own concern), and the age in seconds of the
+   * oldest event among them.
+   */
   async undeliveredSummary(): Promise<{ count: number; oldestAgeSeconds: number }> {
     const [summary] = await rows<{ count: number; age: number | null }>(
       this.db,
       `SELECT count(*)::int AS count, extract(epoch FROM now() - min(e.created_at))::float8 AS age
-       FROM event_deliveries d JOIN events e ON e.seq = d.event_seq
+       FROM event_deliveries d
+       JOIN event_subscriptions s ON s.id = d.subscription_id AND s.enabled
+       JOIN events e ON e.seq = d.event_seq
        WHERE d.state = 'pending'`,
     );
     return { count: summary.count, oldestAgeSeconds: Math.max(0, summary.age ?? 0) };

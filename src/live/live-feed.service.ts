@@ -370,13 +370,18 @@ export class LiveFeed implements BeforeApplicationShutdown, OnApplicationShutdow
       return sink.send(event);
     }
     this.metrics.liveRests.inc();
-    allowance.resting = setTimeout(() => {
-      allowance.resting = null;
-      allowance.tokens = rate;
-      allowance.at = performance.now();
-      // It missed what came meanwhile: it reads the API again.
-      sink.send(liveEvent(this.currentId(), this.seq, event.instanceId, 'reset', '{}'));
-    }, this.config.LIVE_STREAM_REST_S * 1000);
+    allowance.resting = setTimeout(
+      () => {
+        allowance.resting = null;
+        allowance.tokens = rate;
+        allowance.at = performance.now();
+        // It missed what came meanwhile: it reads the API again.
+        sink.send(liveEvent(this.currentId(), this.seq, event.instanceId, 'reset', '{}'));
+        // Up to half as long again, at random: the streams a flood sent to rest together
+        // come back (and read the API) one by one, not all at once.
+      },
+      this.config.LIVE_STREAM_REST_S * 1000 * (1 + Math.random() / 2),
+    );
     allowance.resting.unref();
   }
 

@@ -70,7 +70,11 @@ export class LiveController {
       batch = null;
       if (!open) return;
       raw.write(text);
-      if (raw.writableLength > MAX_UNSENT_BYTES) raw.end();
+      // A client that stopped reading: its stream goes at once (it would only pile up).
+      if (raw.writableLength > MAX_UNSENT_BYTES) {
+        closed();
+        raw.destroy();
+      }
     };
     const sink: LiveSink = {
       send: (event) => {
@@ -93,6 +97,8 @@ export class LiveController {
     };
     request.raw.on('close', closed);
     raw.on('close', closed);
+    // A write the connection can no longer take (the client went) ends the stream quietly.
+    raw.on('error', closed);
     try {
       await this.feed.subscribe(instance.id, sink);
     } catch (error) {
@@ -115,10 +121,12 @@ export class LiveController {
     // Each keep-alive asks again whether the credentials still open the instance: a revoked
     // key, a disabled account or an operator moved elsewhere ends the stream.
     timer.keepAlive = setInterval(() => {
+      if (!open) return;
       raw.write(': keep-alive\n\n');
       void this.access.stillAllowed(request, instance.id).then((allowed) => {
-        if (!allowed && open)
-          raw.end(frame({ id: this.feed.currentId(), type: 'ended', data: '{}' }));
+        if (allowed || !open) return;
+        closed();
+        raw.end(frame({ id: this.feed.currentId(), type: 'ended', data: '{}' }));
       });
     }, this.config.LIVE_KEEPALIVE_S * 1000);
     raw.write(`retry: ${RETRY_MS}\n\n`);

@@ -77,14 +77,13 @@ export interface StoredPosition {
 export type ConversationMessage = Message & {
   created_us: string;
   received_us: string;
-  /** The state of the agent's turn it was given to (null: none), and its last error. */
+  /** The state of the agent's turn it was given to (null: none). */
   turn_status: string | null;
-  turn_error: string | null;
 };
 
 /** A conversation's message `m`, its arrival position and its turn's state (as ConversationMessage). */
 const CONVERSATION_COLUMNS = `m.*, ${epochMicros('m.created_at')} AS created_us,
-  ${epochMicros('m.received_at')} AS received_us, t.status AS turn_status, t.last_error AS turn_error`;
+  ${epochMicros('m.received_at')} AS received_us, t.status AS turn_status`;
 const CONVERSATION_ROWS = `messages m LEFT JOIN turns t ON t.id = m.turn_id`;
 
 /** A conversation read: its messages and the snapshot's horizon (see readConversation). */
@@ -226,8 +225,8 @@ export class MessageStore implements ContactSummaries {
 
   /**
    * What an inbox's list shows of each contact: its inbound messages stored
-   * since a person last read the conversation (`read_tx`; at most UNREAD_CAP
-   * are counted) and its last message, in arrival order, with a line of its text.
+   * after the one a person last read to (`read_tx`, `read_seq`; at most
+   * UNREAD_CAP are counted) and its last message, in arrival order, with a line of its text.
    */
   async contactSummaries(contactIds: string[]): Promise<Map<string, ContactSummary>> {
     const found = await rows<ContactSummary & { contact_id: string }>(
@@ -235,7 +234,8 @@ export class MessageStore implements ContactSummaries {
       `SELECT c.id AS contact_id,
          (SELECT count(*)::int FROM (
             SELECT 1 FROM messages m
-            WHERE m.contact_id = c.id AND m.stored_tx >= COALESCE(c.read_tx, '0'::xid8)
+            WHERE m.contact_id = c.id
+              AND (m.stored_tx, m.seq) > (COALESCE(c.read_tx, '0'::xid8), COALESCE(c.read_seq, 0))
               AND m.direction = 'inbound' AND m.type <> 'unknown'
             LIMIT ${UNREAD_CAP}) u) AS unread,
          CASE WHEN l.wamid IS NULL THEN NULL ELSE jsonb_build_object(
@@ -273,7 +273,8 @@ export class MessageStore implements ContactSummaries {
     const [sent] = await rows<{ count: number }>(
       this.db,
       `SELECT count(*)::int AS count FROM messages
-       WHERE direction = 'outbound' AND created_at > now() - make_interval(secs => $1)`,
+       WHERE direction = 'outbound' AND type <> 'unknown'
+         AND created_at > now() - make_interval(secs => $1)`,
       [seconds],
     );
     return sent.count;

@@ -126,7 +126,7 @@ export class MetricsService implements PlatformCallObserver {
 
   readonly liveUnread = new Counter({
     name: 'live_changes_unread_total',
-    help: 'Change notices an api process did not read because every live stream of their instance rested',
+    help: 'Reads of changed rows an api process skipped because every live stream of their instance rested',
     registers: [this.registry],
   });
 

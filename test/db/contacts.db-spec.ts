@@ -3,6 +3,7 @@ import type { Client } from 'pg';
 import { isoFromEpochMicros } from '../../src/common/epoch-micros.js';
 import { identityKey, type IdentityRow } from '../../src/contacts/contact-identity.js';
 import { ContactStore } from '../../src/contacts/contact.store.js';
+import { MessageStore } from '../../src/messages/message.store.js';
 import type { Contact, ContactState } from '../../src/contacts/contact.types.js';
 import { sqlState } from '../../src/database/sql.js';
 import {
@@ -457,24 +458,44 @@ describe('ContactStore', () => {
   });
 
   describe('markRead', () => {
-    it('marks the conversation read where the oldest running transaction is; null for a contact that is gone', async () => {
+    it('moves the mark to a message of the contact (its stored position), never back', async () => {
       const instanceId = await insertInstance(context.db);
       const id = await newContact(instanceId, { waId: '5511900000090' });
-      // A transaction that began before the read and is still open: what it stores stays unread.
-      const open = await context.client();
-      try {
-        await open.query('BEGIN');
-        const [{ xid }] = (
-          await open.query<{ xid: string }>('SELECT pg_current_xact_id()::text AS xid')
-        ).rows;
-        const read = await store.markRead(id);
-        expect(read?.id).toBe(id);
-        expect(BigInt(read!.read_tx!)).toBeLessThanOrEqual(BigInt(xid));
-      } finally {
-        await open.query('ROLLBACK');
-        await open.end();
-      }
-      expect(await store.markRead(randomUUID())).toBeNull();
+      const other = await newContact(instanceId, { waId: '5511900000091' });
+      const messages = new MessageStore(context.source);
+      const send = async (contactId: string, address: string) => {
+        const wamid = `wamid.${randomUUID()}`;
+        await messages.insertOutbound([
+          {
+            instanceId,
+            address,
+            byNumber: true,
+            contactId,
+            sentBy: 'api',
+            type: 'text',
+            body: { body: 'Oi' },
+            wamid,
+          },
+        ]);
+        const [row] = await context.db.query<{ stored_tx: string; seq: string }>(
+          'SELECT stored_tx::text, seq::text FROM messages WHERE wamid = $1',
+          [wamid],
+        );
+        return { wamid, ...row };
+      };
+      const first = await send(id, '5511900000090');
+      const second = await send(id, '5511900000090');
+      const elsewhere = await send(other, '5511900000091');
+
+      const read = await store.markRead(id, second.wamid);
+      expect([read?.read_tx, read?.read_seq]).toEqual([second.stored_tx, second.seq]);
+      // An older message: the mark stays where it is.
+      const back = await store.markRead(id, first.wamid);
+      expect([back?.read_tx, back?.read_seq]).toEqual([second.stored_tx, second.seq]);
+      // Another contact's message, or none: nothing.
+      expect(await store.markRead(id, elsewhere.wamid)).toBeNull();
+      expect(await store.markRead(id, 'wamid.unknown')).toBeNull();
+      expect(await store.markRead(randomUUID(), second.wamid)).toBeNull();
     });
   });
 

@@ -714,7 +714,7 @@ describe('EventStore', () => {
   });
 
   describe('undeliveredSummary', () => {
-    it('counts the pending deliveries of every subscription, with the oldest event’s age', async () => {
+    it('counts the pending deliveries of the enabled subscriptions, with the oldest event’s age', async () => {
       const before = await events.undeliveredSummary();
       const { instanceId, subscriptionId } = await freshSubscription();
       const [old] = await addEvents(instanceId, 'message.received', [lane('a'), lane('b')]);
@@ -731,6 +731,11 @@ describe('EventStore', () => {
         [subscriptionId, old],
       );
       expect((await events.undeliveredSummary()).count).toBe(before.count + 1);
+      // A disabled subscription's deliveries wait for it: not counted.
+      await context.db.query(`UPDATE event_subscriptions SET enabled = false WHERE id = $1`, [
+        subscriptionId,
+      ]);
+      expect((await events.undeliveredSummary()).count).toBe(before.count);
     });
   });
 

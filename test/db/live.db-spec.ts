@@ -201,7 +201,23 @@ describe('mc_contacts_live', () => {
       context.db.query(`UPDATE contacts SET name = 'Rita' WHERE id = $1`, [id]),
     );
     expect(renamed).toHaveLength(1);
-    const read = await heardAfter(() => contacts.markRead(id));
+    const wamid = `wamid.${randomUUID()}`;
+    // (its own notice is heard here, not with the read below)
+    await heardAfter(() =>
+      new MessageStore(context.source).insertOutbound([
+        {
+          instanceId,
+          address: '5511900000301',
+          byNumber: true,
+          contactId: id,
+          sentBy: 'api',
+          type: 'text',
+          body: { text: { body: 'Oi' } },
+          wamid,
+        },
+      ]),
+    );
+    const read = await heardAfter(() => contacts.markRead(id, wamid));
     expect(read).toEqual([{ k: 'contact', i: instanceId, ids: [id] }]);
     const quiet = await heardAfter(() =>
       context.db.query('UPDATE contacts SET last_inbound_at = now() WHERE id = $1', [id]),

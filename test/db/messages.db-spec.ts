@@ -504,8 +504,9 @@ describe('MessageStore', () => {
           sentAt: at(minute),
           receivedAt: at(minute),
         });
-      await store.insertInbound(instanceId, false, [said(1, 'one'), said(2, 'two')]);
-      await contacts.markRead(talkative);
+      const two = said(2, 'two');
+      await store.insertInbound(instanceId, false, [said(1, 'one'), two]);
+      await contacts.markRead(talkative, two.wamid);
       // Stored after the read, though the customer's clock says earlier: unread.
       await store.insertInbound(instanceId, false, [said(0, 'three'), said(5, 'four')]);
       const reply = outbound(instanceId, '5511900000077', {

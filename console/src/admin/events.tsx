@@ -3,7 +3,7 @@ import { useLocation } from 'preact-iso';
 import { api, must, type Schemas } from '../api/client';
 import { t } from '../i18n';
 import { InstanceOptions, instanceName } from './api-keys';
-import { At, Failure, field, fields, OnceSecret, Page, useAction, useLoad } from './ui';
+import { At, Failure, field, fields, OnceSecret, Page, useAction, useLoad, usePages } from './ui';
 
 type Subscription = Schemas['EventSubscriptionDto'];
 type EventType = Subscription['event_types'][number];
@@ -153,8 +153,7 @@ export function EventSubscriptions() {
 
 function Deliveries({ id, round }: { id: string; round: number }) {
   const [state, setState] = useState<'' | (typeof STATES)[number]>('');
-  const [pages, setPages] = useState<Array<string | null>>([null]);
-  const cursor = pages.at(-1) ?? null;
+  const { cursor, restart, pager } = usePages();
   const retry = useAction();
   const { data, error, reload } = useLoad(
     async () =>
@@ -186,7 +185,7 @@ function Deliveries({ id, round }: { id: string; round: number }) {
           <select
             onChange={(e) => {
               setState(e.currentTarget.value as typeof state);
-              setPages([null]);
+              restart();
             }}
           >
             <option value="">{t('contacts.filters.all')}</option>
@@ -253,22 +252,7 @@ function Deliveries({ id, round }: { id: string; round: number }) {
           </table>
         </div>
       )}
-      <div class="row">
-        {pages.length > 1 && (
-          <button type="button" class="secondary" onClick={() => setPages(pages.slice(0, -1))}>
-            {t('admin.previous')}
-          </button>
-        )}
-        {data?.next_cursor && (
-          <button
-            type="button"
-            class="secondary"
-            onClick={() => setPages([...pages, data.next_cursor])}
-          >
-            {t('admin.next')}
-          </button>
-        )}
-      </div>
+      {pager(data?.next_cursor)}
     </section>
   );
 }

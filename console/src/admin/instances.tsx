@@ -142,6 +142,23 @@ function numberOrNull(value: string): number | null {
   return value.trim() === '' ? null : Number(value);
 }
 
+/** A number of seconds an instance may set; blank: the global default. */
+function Seconds({ name, label, value }: { name: string; label: string; value: number | null }) {
+  return (
+    <label>
+      {label}
+      <input
+        name={name}
+        type="number"
+        min="0"
+        step="0.1"
+        defaultValue={value === null ? '' : String(value)}
+        placeholder={t('admin.default')}
+      />
+    </label>
+  );
+}
+
 function EditInstance({ instance, onSaved }: { instance: Detail; onSaved: () => void }) {
   const { busy, error, run } = useAction();
   const [saved, setSaved] = useState(false);
@@ -152,6 +169,7 @@ function EditInstance({ instance, onSaved }: { instance: Detail; onSaved: () => 
     const typing = text('typing_indicator');
     const body: Schemas['UpdateInstanceDto'] = {
       name: text('name'),
+      token_type: text('token_type') as Detail['token_type'],
       agent: {
         enabled: form.get('agent_enabled') === 'on',
         url: text('agent_url') || null,
@@ -184,6 +202,17 @@ function EditInstance({ instance, onSaved }: { instance: Detail; onSaved: () => 
         {t('instances.newAccessToken')}
         <input name="access_token" type="password" autocomplete="off" />
       </label>
+      <label>
+        {t('instances.tokenType')}
+        <select name="token_type">
+          <option value="system_user" selected={instance.token_type === 'system_user'}>
+            {t('instances.systemUser')}
+          </option>
+          <option value="oauth" selected={instance.token_type === 'oauth'}>
+            OAuth
+          </option>
+        </select>
+      </label>
       <fieldset>
         <legend>{t('instances.agent')}</legend>
         <label class="check">
@@ -208,28 +237,16 @@ function EditInstance({ instance, onSaved }: { instance: Detail; onSaved: () => 
             placeholder={agent.token_set ? t('instances.tokenSet') : t('admin.default')}
           />
         </label>
-        <label>
-          {t('instances.bufferDelay')}
-          <input
-            name="buffer_delay_s"
-            type="number"
-            min="0"
-            step="0.1"
-            defaultValue={String(agent.buffer_delay_s ?? '')}
-            placeholder={t('admin.default')}
-          />
-        </label>
-        <label>
-          {t('instances.bufferMaxWait')}
-          <input
-            name="buffer_max_wait_s"
-            type="number"
-            min="0"
-            step="0.1"
-            defaultValue={String(agent.buffer_max_wait_s ?? '')}
-            placeholder={t('admin.default')}
-          />
-        </label>
+        <Seconds
+          name="buffer_delay_s"
+          label={t('instances.bufferDelay')}
+          value={agent.buffer_delay_s}
+        />
+        <Seconds
+          name="buffer_max_wait_s"
+          label={t('instances.bufferMaxWait')}
+          value={agent.buffer_max_wait_s}
+        />
         <label>
           {t('instances.typing')}
           <select name="typing_indicator">

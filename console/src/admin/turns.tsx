@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, must, type Schemas } from '../api/client';
 import { t } from '../i18n';
 import { InstanceOptions, instanceName } from './api-keys';
-import { At, Failure, Page, useAction, useLoad } from './ui';
+import { At, Failure, Page, useAction, useLoad, usePages } from './ui';
 
 type Turn = Schemas['TurnDto'];
 type Status = Turn['status'];
@@ -22,8 +22,7 @@ const contactOf = (turn: Turn): string =>
 export function Turns() {
   const [status, setStatus] = useState<Status>('failed');
   const [instance, setInstance] = useState('');
-  const [pages, setPages] = useState<Array<string | null>>([null]);
-  const cursor = pages.at(-1) ?? null;
+  const { cursor, restart, pager } = usePages();
   const { data, error } = useLoad(
     async () =>
       must(
@@ -48,7 +47,7 @@ export function Turns() {
           <select
             onChange={(e) => {
               setStatus(e.currentTarget.value as Status);
-              setPages([null]);
+              restart();
             }}
           >
             {STATUSES.map((s) => (
@@ -63,7 +62,7 @@ export function Turns() {
           <select
             onChange={(e) => {
               setInstance(e.currentTarget.value);
-              setPages([null]);
+              restart();
             }}
           >
             <InstanceOptions any={t('admin.allInstances')} />
@@ -102,22 +101,7 @@ export function Turns() {
           </table>
         </div>
       )}
-      <div class="row">
-        {pages.length > 1 && (
-          <button type="button" class="secondary" onClick={() => setPages(pages.slice(0, -1))}>
-            {t('admin.previous')}
-          </button>
-        )}
-        {data?.next_cursor && (
-          <button
-            type="button"
-            class="secondary"
-            onClick={() => setPages([...pages, data.next_cursor])}
-          >
-            {t('admin.next')}
-          </button>
-        )}
-      </div>
+      {pager(data?.next_cursor)}
     </Page>
   );
 }

@@ -1,4 +1,4 @@
-import type { ComponentChildren } from 'preact';
+import type { ComponentChildren, JSX } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { t } from '../i18n';
 
@@ -165,4 +165,35 @@ export function field(form: FormData, name: string): string {
 /** A form's checked boxes of one name. */
 export function fields(form: FormData, name: string): string[] {
   return form.getAll(name).filter((value): value is string => typeof value === 'string');
+}
+
+/**
+ * Pages read by cursor: the cursor of the page shown, a way back to the
+ * first (a filter changed), and the Previous / Next buttons for a page whose
+ * answer gave `next`.
+ */
+export function usePages(): {
+  cursor: string | null;
+  restart: () => void;
+  pager: (next: string | null | undefined) => JSX.Element;
+} {
+  const [pages, setPages] = useState<Array<string | null>>([null]);
+  return {
+    cursor: pages.at(-1) ?? null,
+    restart: () => setPages([null]),
+    pager: (next) => (
+      <div class="row">
+        {pages.length > 1 && (
+          <button type="button" class="secondary" onClick={() => setPages(pages.slice(0, -1))}>
+            {t('admin.previous')}
+          </button>
+        )}
+        {next && (
+          <button type="button" class="secondary" onClick={() => setPages([...pages, next])}>
+            {t('admin.next')}
+          </button>
+        )}
+      </div>
+    ),
+  };
 }

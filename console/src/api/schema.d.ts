@@ -910,7 +910,7 @@ export interface paths {
         put?: never;
         /**
          * A person read the conversation: its messages so far are no longer unread
-         * @description The mark is the contact’s, shared by the people who answer the number (as the platform’s business app keeps one per chat); every open live stream is told. It sends the customer no read receipt.
+         * @description Up to `wamid`, the newest message the person saw (the mark never moves back). The mark is the contact’s, shared by the people who answer the number (as the platform’s business app keeps one per chat); every open live stream is told. It sends the customer no read receipt.
          */
         post: operations["markContactRead"];
         delete?: never;
@@ -2302,12 +2302,17 @@ export interface components {
              */
             include_pending: boolean;
         };
-        InstanceScopedDto: {
+        MarkReadDto: {
             /**
              * Format: uuid
              * @description The instance to act on; may be left out when the API key is bound to one, or (the inbox's reads) when an operator's token answers for one only
              */
             instance_id?: string;
+            /**
+             * @description The newest message of the conversation the person saw: the mark moves to it, never back
+             * @example wamid.HBgMNTUxMTk5OTk5MDAwFQIAEhggQTNCRjA5
+             */
+            wamid: string;
         };
         ConversationMessageDto: {
             wamid: string;
@@ -2346,12 +2351,10 @@ export interface components {
              */
             turn_id: string | null;
             /**
-             * @description The state of that turn: `failed` when the agent could not answer it
+             * @description The state of that turn: `failed` when the agent could not answer it (an admin reads why in GET /admin/turns/{id}: the error may name internal addresses)
              * @enum {string|null}
              */
             turn_status: "claimed" | "calling" | "answered" | "sending" | "done" | "failed" | "skipped" | null;
-            /** @description The turn's last error (a failed one's: why the agent did not answer) */
-            turn_error: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -2395,7 +2398,7 @@ export interface components {
             instances: components["schemas"]["OverviewInstancesDto"];
             /** @description Customers' messages waiting for the agent */
             messages_waiting: components["schemas"]["BacklogDto"];
-            /** @description Event deliveries not made yet (every subscription), by their events’ age */
+            /** @description Event deliveries still to be made to enabled subscriptions, with their oldest event’s age */
             events_undelivered: components["schemas"]["BacklogDto"];
             /** @description Messages sent in the last hour (agent, API and people) */
             sends_last_hour: number;
@@ -7956,7 +7959,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["InstanceScopedDto"];
+                "application/json": components["schemas"]["MarkReadDto"];
             };
         };
         responses: {
@@ -8002,6 +8005,8 @@ export interface operations {
             };
             /**
              * @description `contact_not_found`: no contact with that number or user id for the instance
+             *
+             *     `message_not_found`: no message with that wamid for the instance
              *
              *     `instance_not_found`: no instance with that id
              */

@@ -133,7 +133,7 @@ export function Conversation({ contact }: { contact: Contact }) {
               !messages.value.slice(i + 1).some((later) => later.turn_id === message.turn_id) && (
                 <li class="turn-failed">
                   <p role="note">
-                    {t('conversation.turnFailed', { error: message.turn_error ?? '' })}
+                    {t('conversation.turnFailed')}
                     {isAdmin.value && message.turn_id && (
                       <>
                         {' '}

@@ -13,6 +13,7 @@ import {
   openConversation,
   openContact,
   openKey,
+  waitingContacts,
   waitingCount,
 } from './state';
 
@@ -50,6 +51,7 @@ export function Inbox({ session }: { session: Session }) {
   const choose = (id: string) => {
     sessionStorage.setItem(CHOSEN, id);
     contacts.value = [];
+    waitingContacts.value = [];
     void openConversation(null);
     instanceId.value = id;
   };

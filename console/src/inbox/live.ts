@@ -9,7 +9,7 @@ import {
   openKey,
   upsertContact,
   upsertMessage,
-  contacts,
+  waitingContacts,
   keyOf,
   markRead,
   type Contact,
@@ -86,9 +86,9 @@ function reread(): void {
 
 /** A contact changed: replaced in the list; announced when it starts waiting for a person. */
 function changed(contact: Contact): void {
-  const before = contacts.value.find((c) => keyOf(c) === keyOf(contact));
+  const wasWaiting = waitingContacts.value.some((c) => keyOf(c) === keyOf(contact));
   upsertContact(contact);
-  if (isWaiting(contact) && !(before && isWaiting(before))) announce(contact);
+  if (isWaiting(contact) && !wasWaiting) announce(contact);
 }
 
 /** A browser notification while the console is in the background (when the person allowed them). */

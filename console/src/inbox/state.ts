@@ -68,8 +68,21 @@ const listQuery = () => {
 };
 
 /** The list as shown: filtered, waiting contacts first. */
-export const shown = computed(() => ordered(contacts.value.filter(matches[filter.value])));
-export const waitingCount = computed(() => contacts.value.filter(isWaiting).length);
+/**
+ * The contacts waiting for a person, all of them (not only the list's page):
+ * the page title counts them, and the list shows them first whatever page
+ * it has loaded (unless a search or another filter leaves them out).
+ */
+export const waitingContacts = signal<Contact[]>([]);
+
+export const shown = computed(() => {
+  const listed = contacts.value;
+  const keys = new Set(listed.map(keyOf));
+  const everyWaiting = !query.value && (filter.value === 'all' || filter.value === 'waiting');
+  const extra = everyWaiting ? waitingContacts.value.filter((c) => !keys.has(keyOf(c))) : [];
+  return ordered([...extra, ...listed].filter(matches[filter.value]));
+});
+export const waitingCount = computed(() => waitingContacts.value.length);
 export const openContact = computed(
   () => contacts.value.find((c) => keyOf(c) === openKey.value) ?? null,
 );
@@ -96,6 +109,7 @@ export async function loadContacts(): Promise<void> {
     );
     // A newer search or filter, or another instance, was asked for meanwhile: its answer wins.
     if (id !== instanceId.value || q !== query.value || f !== filter.value) return;
+    void loadWaiting(id);
     contacts.value = page.data;
     contactsCursor.value = page.next_cursor;
   } finally {
@@ -104,21 +118,32 @@ export async function loadContacts(): Promise<void> {
   for (const contact of caught) upsertContact(contact);
 }
 
+/** Reads every contact waiting for a person (the title's count). */
+async function loadWaiting(id: string): Promise<void> {
+  const answer = await api.GET('/contacts', {
+    params: { query: { instance_id: id, limit: 100, state: 'waiting' } },
+  });
+  if (answer.data && id === instanceId.value) waitingContacts.value = answer.data.data;
+}
+
 export async function moreContacts(): Promise<void> {
   const id = instanceId.value;
-  if (!id || !contactsCursor.value) return;
+  const cursor = contactsCursor.value;
+  if (!id || !cursor) return;
   const page = must(
     await api.GET('/contacts', {
       params: {
         query: {
           instance_id: id,
           limit: 100,
-          cursor: contactsCursor.value,
+          cursor,
           ...listQuery(),
         },
       },
     }),
   );
+  // Another instance, search or filter was asked for meanwhile: this page is not its.
+  if (id !== instanceId.value || cursor !== contactsCursor.value) return;
   const known = new Set(contacts.value.map(keyOf));
   contacts.value = [...contacts.value, ...page.data.filter((c) => !known.has(keyOf(c)))];
   contactsCursor.value = page.next_cursor;
@@ -177,6 +202,8 @@ export function upsertContact(answer: ContactAnswer): void {
   during.list?.push(contact);
   const others = contacts.value.filter((c) => keyOf(c) !== key);
   contacts.value = [contact, ...others];
+  const stillWaiting = waitingContacts.value.filter((c) => keyOf(c) !== key);
+  waitingContacts.value = isWaiting(contact) ? [contact, ...stillWaiting] : stillWaiting;
 }
 
 /** When each conversation was last marked read, and a mark waiting its turn. */
@@ -185,8 +212,8 @@ const READ_EVERY_MS = 2000;
 
 /**
  * The open conversation is read (it was opened, or a message came while it
- * shows): its messages are no longer unread, for every person of the number.
- * At most once every 2 s per conversation; one asked for sooner comes then.
+ * shows) up to its newest message: no longer unread, for every person of the
+ * number. At most once every 2 s per conversation; one asked for sooner comes then.
  */
 export async function markRead(key: string): Promise<void> {
   const id = instanceId.value;
@@ -201,12 +228,17 @@ export async function markRead(key: string): Promise<void> {
     }, wait);
     return;
   }
+  // Up to the newest message on screen: what comes after it stays unread.
+  const newest = messages.value.at(-1);
+  if (!newest) return;
   reads.set(key, { at: Date.now() });
   const answer = await api.POST('/contacts/{key}/read', {
     params: { path: { key } },
-    body: { instance_id: id },
+    body: { instance_id: id, wamid: newest.wamid },
   });
-  if (answer.data) upsertContact(answer.data);
+  // Only the count: the rest of the answer may be older than what the live stream brought.
+  const now = contacts.value.find((c) => keyOf(c) === key);
+  if (answer.data && now) upsertContact({ ...now, unread: answer.data.unread });
 }
 
 /** A message of the open conversation, new or changed, kept in its arrival order. */

@@ -50,6 +50,18 @@ export class StartHandoffDto extends InstanceScopedDto {
   reason?: string;
 }
 
+/** POST /contacts/{key}/read */
+export class MarkReadDto extends InstanceScopedDto {
+  @ApiProperty({
+    description:
+      'The newest message of the conversation the person saw: the mark moves to it, never back',
+    example: 'wamid.HBgMNTUxMTk5OTk5MDAwFQIAEhggQTNCRjA5',
+  })
+  @IsString({ message: 'must be text' })
+  @MaxLength(256, { message: 'must be at most 256 characters' })
+  wamid: string;
+}
+
 /** DELETE /contacts/{key}/handoff */
 export class EndHandoffDto extends InstanceScopedDto {
   @ApiPropertyOptional({

@@ -79,15 +79,10 @@ export class ConversationMessageDto {
     type: String,
     nullable: true,
     enum: TURN_STATES,
-    description: 'The state of that turn: `failed` when the agent could not answer it',
+    description:
+      'The state of that turn: `failed` when the agent could not answer it (an admin reads why in GET /admin/turns/{id}: the error may name internal addresses)',
   })
   turn_status: string | null;
-  @ApiProperty({
-    type: String,
-    nullable: true,
-    description: "The turn's last error (a failed one's: why the agent did not answer)",
-  })
-  turn_error: string | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
   @ApiProperty({
@@ -111,7 +106,6 @@ export class ConversationMessageDto {
       sent_by_account: PersonDto.of(message.sent_by_account_id, message.sent_by_account_name),
       turn_id: message.turn_id,
       turn_status: message.turn_id ? message.turn_status : null,
-      turn_error: message.turn_id ? message.turn_error : null,
       created_at: message.created_at.toISOString(),
       updated_at: message.updated_at.toISOString(),
       position: arrivalPosition(message),

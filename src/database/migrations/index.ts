@@ -22,7 +22,7 @@ import { LiveNotifications1795661881922 } from './1795661881922-live-notificatio
 import { SendsByTime1795674961575 } from './1795674961575-sends-by-time.js';
 import { TurnLive1795677029198 } from './1795677029198-turn-live.js';
 import { ContactsRead1795677110849 } from './1795677110849-contacts-read.js';
-import { ContactsReadLive1795677604338 } from './1795677604338-contacts-read-live.js';
+import { ContactsReadLive1795678656403 } from './1795678656403-contacts-read-live.js';
 
 /**
  * Every migration, oldest first (`npm run sql:migration` appends the ones it writes).
@@ -54,5 +54,5 @@ export const MIGRATIONS = [
   SendsByTime1795674961575,
   TurnLive1795677029198,
   ContactsRead1795677110849,
-  ContactsReadLive1795677604338,
+  ContactsReadLive1795678656403,
 ];

@@ -23,7 +23,8 @@ export class OverviewDto {
   messages_waiting: BacklogDto;
   @ApiProperty({
     type: BacklogDto,
-    description: 'Event deliveries not made yet (every subscription), by their events’ age',
+    description:
+      'Event deliveries still to be made to enabled subscriptions, with their oldest event’s age',
   })
   events_undelivered: BacklogDto;
   @ApiProperty({ description: 'Messages sent in the last hour (agent, API and people)' })

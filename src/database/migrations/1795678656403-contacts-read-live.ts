@@ -7,8 +7,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * Written by `npm run sql:migration` from the current definitions (src/schema.ts):
  * - function mc_contacts_live(): changed
  */
-export class ContactsReadLive1795677604338 implements MigrationInterface {
-  name = 'ContactsReadLive1795677604338';
+export class ContactsReadLive1795678656403 implements MigrationInterface {
+  name = 'ContactsReadLive1795678656403';
 
   async up(queryRunner: QueryRunner): Promise<void> {
     for (const statement of UP) await queryRunner.query(statement);
@@ -22,7 +22,7 @@ export class ContactsReadLive1795677604338 implements MigrationInterface {
 const UP = [
   'SET LOCAL check_function_bodies = off',
   "SET LOCAL lock_timeout = '5s'",
-  "CREATE OR REPLACE FUNCTION mc_contacts_live() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  IF EXISTS (SELECT 1 FROM live_listeners) THEN\n    PERFORM mc_live_notify('contact', array_agg(n.instance_id ORDER BY n.id),\n      array_agg(n.id ORDER BY n.id))\n    FROM after_rows n JOIN before_rows o ON o.id = n.id\n    WHERE o.handoff_until IS DISTINCT FROM n.handoff_until\n       OR o.handoff_by IS DISTINCT FROM n.handoff_by\n       OR o.handoff_account_name IS DISTINCT FROM n.handoff_account_name\n       OR o.opted_out_at IS DISTINCT FROM n.opted_out_at OR o.name IS DISTINCT FROM n.name\n       OR o.wa_id IS DISTINCT FROM n.wa_id OR o.user_id IS DISTINCT FROM n.user_id\n       OR o.read_tx IS DISTINCT FROM n.read_tx;\n  END IF;\n  RETURN NULL;\nEND $$",
+  "CREATE OR REPLACE FUNCTION mc_contacts_live() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  IF EXISTS (SELECT 1 FROM live_listeners) THEN\n    PERFORM mc_live_notify('contact', array_agg(n.instance_id ORDER BY n.id),\n      array_agg(n.id ORDER BY n.id))\n    FROM after_rows n JOIN before_rows o ON o.id = n.id\n    WHERE o.handoff_until IS DISTINCT FROM n.handoff_until\n       OR o.handoff_by IS DISTINCT FROM n.handoff_by\n       OR o.handoff_account_name IS DISTINCT FROM n.handoff_account_name\n       OR o.opted_out_at IS DISTINCT FROM n.opted_out_at OR o.name IS DISTINCT FROM n.name\n       OR o.wa_id IS DISTINCT FROM n.wa_id OR o.user_id IS DISTINCT FROM n.user_id\n       OR o.read_seq IS DISTINCT FROM n.read_seq;\n  END IF;\n  RETURN NULL;\nEND $$",
 ];
 
 const DOWN = [
