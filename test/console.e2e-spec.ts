@@ -3,7 +3,12 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { CONSOLE_CSP } from '../src/console/serve-console.js';
 import { launchBrowser, seriousViolations } from './support/browser.js';
 import { startServiceProcess } from './support/service-process.js';
-import { deliverSigned, envelope, type WebhookTarget } from './support/fake-platform.js';
+import {
+  deliverSigned,
+  envelope,
+  MEDIA_CONTENT,
+  type WebhookTarget,
+} from './support/fake-platform.js';
 import {
   ADMIN_PASSWORD,
   APP_SECRET,
@@ -367,6 +372,39 @@ describe('The console in a browser: log in, the live inbox, take over and answer
       await contactRow(two, /Customer 0003/).waitFor({ timeout: SHOWN_MS });
       await expect(row(two).count()).resolves.toBe(0);
       expect(asked.some((url) => url.includes('state=opted_out'))).toBe(true);
+    },
+    BROWSER_TEST_MS,
+  );
+
+  it(
+    'shows a document with its name and its size (asked of the platform, not downloaded)',
+    async () => {
+      const from = '5511955550007';
+      const status = await deliverSigned(
+        target(),
+        envelope(target(), 'messages', {
+          contacts: [{ profile: { name: 'Customer 0007' }, wa_id: from }],
+          messages: [
+            {
+              from,
+              id: `wamid.console${++sequence}`,
+              timestamp: String(Math.floor(Date.now() / 1000)),
+              type: 'document',
+              document: { id: 'media-doc1', filename: 'invoice.pdf', mime_type: 'application/pdf' },
+            },
+          ],
+        }),
+      );
+      expect(status).toBe(200);
+      const page = await newPage();
+      await logIn(page, 'ana', PASSWORD);
+      await contactRow(page, /Customer 0007/).click({ timeout: SHOWN_MS });
+      const document = messageList(page).locator('p.document');
+      await document.getByRole('link', { name: 'invoice.pdf' }).waitFor({ timeout: SHOWN_MS });
+      await document.getByText(`${MEDIA_CONTENT.length} byte`).waitFor({ timeout: SHOWN_MS });
+      expect(context.platform.requests.some((r) => r.path.endsWith('/files/media-doc1'))).toBe(
+        false,
+      );
     },
     BROWSER_TEST_MS,
   );

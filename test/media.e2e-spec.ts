@@ -181,6 +181,37 @@ describe('media upload and download', () => {
     expect(file.headers.authorization).toBe(`Bearer ${VALID_TOKEN}`);
   });
 
+  it('tells a media file’s type and size with one platform call, no download', async () => {
+    const info = await http(service.url, 'GET', `/media/media-10/info?instance_id=${instanceId}`, {
+      token: KEY,
+    });
+    expect(info.status).toBe(200);
+    expect(info.body).toEqual({
+      id: 'media-10',
+      mime_type: 'image/jpeg',
+      file_size: MEDIA_CONTENT.length,
+    });
+    expect(platform.requests.map((r) => r.path)).toEqual(['/v25.0/media-10']);
+    expect(platform.requests[0].query).toEqual({ phone_number_id: PHONE_NUMBER_ID });
+    // A size the platform leaves out is null.
+    platform.on('GET', /^\/v25\.0\/media-11$/, {
+      body: { url: 'x', mime_type: 'application/pdf' },
+    });
+    const unsized = await http(
+      service.url,
+      'GET',
+      `/media/media-11/info?instance_id=${instanceId}`,
+      {
+        token: KEY,
+      },
+    );
+    expect(unsized.body).toEqual({ id: 'media-11', mime_type: 'application/pdf', file_size: null });
+    const bad = await http(service.url, 'GET', `/media/a%20b/info?instance_id=${instanceId}`, {
+      token: KEY,
+    });
+    expect(bad.status).toBe(400);
+  });
+
   it('sends the token to a media host over https only', async () => {
     platform.on('GET', /^\/v25\.0\/media-8$/, {
       body: {

@@ -186,6 +186,7 @@ describe('OpenAPI document', () => {
         'downloadMedia',
         'endHandoff',
         'getConversation',
+        'getMediaInfo',
         'getMessage',
         'listContacts',
         'liveStream',

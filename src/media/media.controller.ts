@@ -36,6 +36,29 @@ export class MediaIdDto {
   id: string;
 }
 
+export class MediaInfoDto {
+  @ApiProperty({ example: '1013859600285441' }) id: string;
+  @ApiProperty({ type: String, nullable: true, example: 'application/pdf' })
+  mime_type: string | null;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 303833,
+    description: 'In bytes; null when the platform does not say',
+  })
+  file_size: number | null;
+}
+
+const MEDIA_ERRORS = [
+  { error: invalidMediaId(), summary: 'not a media id' },
+  platformRejected(
+    100,
+    "(#100) Unsupported get request. Object with ID '1013859600285441' does not exist",
+    'the platform knows no such media for this number',
+  ),
+  PLATFORM_UNAVAILABLE,
+] as const;
+
 @ApiTags('media')
 @InboxAuth()
 @Controller('media')
@@ -111,6 +134,27 @@ export class MediaController {
     }
   }
 
+  /** A file's type and size, without downloading it: what a document shows before a click. */
+  @Get(':mediaId/info')
+  @ApiOperation({
+    operationId: 'getMediaInfo',
+    summary: 'The type and size of a media file',
+    description:
+      'One call to the platform, no download: what a document shows before it is opened.',
+  })
+  @ApiParam({ name: 'mediaId', example: '1013859600285441', description: 'The media id' })
+  @ApiOkResponse({ type: MediaInfoDto })
+  @ApiErrors(...MEDIA_ERRORS)
+  async info(
+    @Param('mediaId') mediaId: string,
+    @Query() _query: InstanceScopedDto,
+    @ClientInstance() instance: Instance,
+  ): Promise<MediaInfoDto> {
+    if (!PLATFORM_ID_PATTERN.test(mediaId)) throw invalidMediaId();
+    const info = await this.media.info(instance, mediaId);
+    return { id: mediaId, mime_type: info.mimeType, file_size: info.fileSize };
+  }
+
   /** Streams a file a user sent (its media id comes with the inbound message). */
   @Get(':mediaId')
   @ApiOperation({
@@ -127,15 +171,7 @@ export class MediaController {
       'application/octet-stream': { schema: { type: 'string', format: 'binary' } },
     },
   })
-  @ApiErrors(
-    { error: invalidMediaId(), summary: 'not a media id' },
-    platformRejected(
-      100,
-      "(#100) Unsupported get request. Object with ID '1013859600285441' does not exist",
-      'the platform knows no such media for this number',
-    ),
-    PLATFORM_UNAVAILABLE,
-  )
+  @ApiErrors(...MEDIA_ERRORS)
   async download(
     @Param('mediaId') mediaId: string,
     @Query() _query: InstanceScopedDto,

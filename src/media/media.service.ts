@@ -5,7 +5,7 @@ import { ClientInstanceResolver } from '../auth/client-instance.resolver.js';
 import { AppException } from '../common/app.exception.js';
 import type { Instance } from '../instances/instance.types.js';
 import { InstancesService } from '../instances/instances.service.js';
-import type { MediaDownload } from '../platform/platform-client.js';
+import type { MediaDownload, MediaInfo } from '../platform/platform-client.js';
 import {
   MAX_UPLOAD_BYTES,
   MEDIA_MAX_BYTES,
@@ -141,5 +141,9 @@ export class MediaService {
 
   download(instance: Instance, mediaId: string): Promise<MediaDownload> {
     return this.instances.session(instance).downloadMedia(mediaId);
+  }
+
+  info(instance: Instance, mediaId: string): Promise<MediaInfo> {
+    return this.instances.session(instance).mediaInfo(mediaId);
   }
 }

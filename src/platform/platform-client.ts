@@ -42,6 +42,13 @@ export interface MediaUpload {
   contentType: string;
 }
 
+/** What the platform tells of a media file before it is downloaded. */
+export interface MediaInfo {
+  mimeType: string | null;
+  /** In bytes; null when the platform does not say. */
+  fileSize: number | null;
+}
+
 export interface MediaDownload {
   stream: Readable;
   contentType: string;
@@ -288,14 +295,7 @@ export class PlatformClient implements OnApplicationShutdown {
     token: string,
     phoneNumberId: string,
   ): Promise<MediaDownload> {
-    // Naming the number makes the platform refuse media of another number under the same token.
-    const meta = await this.call<{ url?: unknown; mime_type?: unknown }>({
-      method: 'GET',
-      path: `/${segment(mediaId)}`,
-      token,
-      params: { phone_number_id: phoneNumberId },
-      idempotent: true,
-    });
+    const meta = await this.mediaMeta(mediaId, token, phoneNumberId);
     if (typeof meta.url !== 'string' || !this.isPlatformHost(meta.url)) {
       throw new PlatformError({
         kind: 'unavailable',
@@ -332,6 +332,35 @@ export class PlatformClient implements OnApplicationShutdown {
         (typeof meta.mime_type === 'string' ? meta.mime_type : 'application/octet-stream'),
       contentLength: Number.isFinite(length) ? length : undefined,
     };
+  }
+
+  /** A media file's type and size, without downloading it (one call). */
+  async mediaInfo(mediaId: string, token: string, phoneNumberId: string): Promise<MediaInfo> {
+    const meta = await this.mediaMeta(mediaId, token, phoneNumberId);
+    const size = Number(meta.file_size);
+    return {
+      mimeType: typeof meta.mime_type === 'string' ? meta.mime_type : null,
+      fileSize:
+        meta.file_size !== undefined && meta.file_size !== null && Number.isFinite(size)
+          ? size
+          : null,
+    };
+  }
+
+  /** What the platform says of a media id: its short-lived URL, type and size. */
+  private mediaMeta(
+    mediaId: string,
+    token: string,
+    phoneNumberId: string,
+  ): Promise<{ url?: unknown; mime_type?: unknown; file_size?: unknown }> {
+    // Naming the number makes the platform refuse media of another number under the same token.
+    return this.call({
+      method: 'GET',
+      path: `/${segment(mediaId)}`,
+      token,
+      params: { phone_number_id: phoneNumberId },
+      idempotent: true,
+    });
   }
 
   /**

@@ -1,5 +1,5 @@
 import { INVALID_TOKEN_PLATFORM_CODE, PlatformError } from './platform.errors.js';
-import type { MediaDownload, MediaUpload, PlatformClient } from './platform-client.js';
+import type { MediaDownload, MediaInfo, MediaUpload, PlatformClient } from './platform-client.js';
 import type { PlatformMessage } from './platform-message.js';
 import type {
   PhoneNumberDetails,
@@ -78,6 +78,10 @@ export class PlatformSession {
 
   downloadMedia(mediaId: string): Promise<MediaDownload> {
     return this.watch(this.client.downloadMedia(mediaId, this.#token, this.phoneNumberId));
+  }
+
+  mediaInfo(mediaId: string): Promise<MediaInfo> {
+    return this.watch(this.client.mediaInfo(mediaId, this.#token, this.phoneNumberId));
   }
 
   private watch<T>(call: Promise<T>): Promise<T> {

@@ -620,6 +620,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/media/{mediaId}/info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The type and size of a media file
+         * @description One call to the platform, no download: what a document shows before it is opened.
+         */
+        get: operations["getMediaInfo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/media/{mediaId}": {
         parameters: {
             query?: never;
@@ -1938,6 +1958,17 @@ export interface components {
              * @example 1013859600285441
              */
             id: string;
+        };
+        MediaInfoDto: {
+            /** @example 1013859600285441 */
+            id: string;
+            /** @example application/pdf */
+            mime_type: string | null;
+            /**
+             * @description In bytes; null when the platform does not say
+             * @example 303833
+             */
+            file_size: number | null;
         };
         WebhookAckDto: {
             /** @example ok */
@@ -6353,6 +6384,126 @@ export interface operations {
             };
             /** @description `unsupported_media_type`: an upload of a type the platform does not take */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `platform_rejected`: the platform refused the request; `details` carries its code, message and fbtrace_id */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `rate_limited`: too many requests (an API key's or a person's token, failed logins, verification codes); see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `platform_unavailable`: the platform failed (5xx, timeout, connection) after retries */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unavailable`: PostgreSQL or Redis cannot be reached now; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Any other error, in the contract body */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    getMediaInfo: {
+        parameters: {
+            query?: {
+                /** @description The instance to act on; may be left out when the API key is bound to one, or (the inbox's reads) when an operator's token answers for one only */
+                instance_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The media id */
+                mediaId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MediaInfoDto"];
+                };
+            };
+            /** @description `validation_failed`: a body, query or path value breaks a rule; `details` names every field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unauthorized`: credentials missing, malformed, unknown, revoked or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_forbidden`: an API key bound to one instance used for another, or an operator's token for an instance it does not answer for */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_not_found`: no instance with that id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_inactive`: the instance is deactivated */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,5 +1,7 @@
 import type { ComponentChildren } from 'preact';
-import { t, when } from '../i18n';
+import { useEffect, useState } from 'preact/hooks';
+import { api } from '../api/client';
+import { size, t, when } from '../i18n';
 import { formatted } from './format';
 import { instanceId, messages, type Message } from './state';
 
@@ -18,11 +20,17 @@ function mediaUrl(id: string): string {
  * (`image: { id, caption, filename }`); outbound, the send as it was made
  * (`media: { id | link }`, `caption`, `filename`).
  */
-function media(message: Message): { src: string | null; caption: string; filename: string } {
+function media(message: Message): {
+  id: string;
+  src: string | null;
+  caption: string;
+  filename: string;
+} {
   const content = message.content;
   if (message.direction === 'inbound') {
     const part = obj(content[message.type]);
     return {
+      id: str(part.id),
       src: part.id ? mediaUrl(str(part.id)) : null,
       caption: str(part.caption),
       filename: str(part.filename),
@@ -34,7 +42,35 @@ function media(message: Message): { src: string | null; caption: string; filenam
     : /^https:\/\//.test(str(ref.link))
       ? str(ref.link)
       : null;
-  return { src, caption: str(content.caption), filename: str(content.filename) };
+  return { id: str(ref.id), src, caption: str(content.caption), filename: str(content.filename) };
+}
+
+/** Each media file's size, asked for once (GET /media/{id}/info: no download). */
+const sizes = new Map<string, Promise<number | null>>();
+
+/** A document's size, as the platform tells it (nothing when it does not). */
+function FileSize({ id }: { id: string }) {
+  const [bytes, setBytes] = useState<number | null>(null);
+  useEffect(() => {
+    let shown = true;
+    let known = sizes.get(id);
+    if (!known) {
+      known = api
+        .GET('/media/{mediaId}/info', {
+          params: { path: { mediaId: id }, query: { instance_id: instanceId.value ?? '' } },
+        })
+        .then(
+          (answer) => answer.data?.file_size ?? null,
+          () => null,
+        );
+      sizes.set(id, known);
+    }
+    void known.then((value) => shown && setBytes(value));
+    return () => {
+      shown = false;
+    };
+  }, [id]);
+  return bytes === null ? null : <span class="muted"> · {size(bytes)}</span>;
 }
 
 /** The text of a message, as the customer or the sender wrote it. */
@@ -80,7 +116,7 @@ function Body({ message }: { message: Message }): ComponentChildren {
       return src ? <audio controls preload="metadata" src={src} /> : null;
     }
     case 'document': {
-      const { src, caption: words, filename } = media(message);
+      const { id, src, caption: words, filename } = media(message);
       return (
         <>
           <p class="document">
@@ -92,6 +128,7 @@ function Body({ message }: { message: Message }): ComponentChildren {
             ) : (
               filename || t('conversation.document')
             )}
+            {id && <FileSize id={id} />}
           </p>
           {caption(words)}
         </>
