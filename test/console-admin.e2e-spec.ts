@@ -239,16 +239,34 @@ describe('The console’s admin pages in a browser: instances, accounts, API key
       const otherId = await instanceIdByName('Other store');
       expect((await request.get(`/contacts?instance_id=${otherId}`)).status()).toBe(403);
 
+      // A new password set in the console ends the operator's sessions; the new one logs in.
+      await page.getByText('@bia').click();
+      const reset = page.getByRole('form', { name: 'New password for bia' });
+      await reset.getByLabel('New password').fill('another horse battery staple');
+      await reset.getByRole('button', { name: 'Set the password' }).click();
+      const mainStore = await instanceIdByName('Main store (SP)');
+      await waitFor(
+        async () => (await request.get(`/contacts?instance_id=${mainStore}`)).status() === 401,
+      );
+      const again = await http<{ token: string }>(service.url, 'POST', '/admin/auth/login', {
+        body: { username: 'bia', password: 'another horse battery staple' },
+      });
+      expect(again.status).toBe(200);
+      const asBia = async () =>
+        (
+          await http(service.url, 'GET', `/contacts?instance_id=${mainStore}`, {
+            token: again.body.token,
+          })
+        ).status;
+      expect(await asBia()).toBe(200);
+
       // Disabled in the console: the operator's session ends at once.
       await page.getByText('@bia').click();
       const edit = page.getByRole('form', { name: 'Edit bia' });
       await edit.getByLabel('Disabled').check();
       await edit.getByRole('button', { name: 'Save' }).click();
       await page.getByText('@bia').locator('..').getByText('Disabled').waitFor();
-      const mainId = await instanceIdByName('Main store (SP)');
-      await waitFor(
-        async () => (await request.get(`/contacts?instance_id=${mainId}`)).status() === 401,
-      );
+      await waitFor(async () => (await asBia()) === 401);
     },
     BROWSER_TEST_MS,
   );
@@ -317,12 +335,65 @@ describe('The console’s admin pages in a browser: instances, accounts, API key
       await page.getByRole('button', { name: 'Disable', exact: true }).click();
       await page.getByRole('button', { name: 'Enable', exact: true }).waitFor();
       const admin = await adminToken(service.url);
-      const [subscription] = (
-        await http<Array<{ enabled: boolean }>>(service.url, 'GET', '/admin/event-subscriptions', {
-          token: admin,
-        })
-      ).body;
-      expect(subscription.enabled).toBe(false);
+      const subscriptionNow = async () =>
+        (
+          await http<Array<{ enabled: boolean; description: string | null }>>(
+            service.url,
+            'GET',
+            '/admin/event-subscriptions',
+            { token: admin },
+          )
+        ).body[0];
+      expect((await subscriptionNow()).enabled).toBe(false);
+      await page.getByRole('button', { name: 'Enable', exact: true }).click();
+      await page.getByRole('button', { name: 'Disable', exact: true }).waitFor();
+
+      // Edit: the description.
+      const edit = page.getByRole('form', { name: 'Edit' });
+      await edit.getByLabel('Description').fill('CRM inbox');
+      await edit.getByRole('button', { name: 'Save' }).click();
+      await page.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+      expect((await subscriptionNow()).description).toBe('CRM inbox');
+
+      // Rotate: a new secret, shown once, signs from now on.
+      await page.getByRole('button', { name: 'Rotate the secret' }).click();
+      const rotated = page.getByRole('alert', { name: 'The new signing secret:' });
+      const newSecret = (await rotated.locator('code.secret').textContent({ timeout: SHOWN_MS }))!;
+      expect(newSecret).toMatch(/^whsec_/);
+      expect(newSecret).not.toBe(secret);
+      await rotated.getByRole('button', { name: 'I stored it' }).click();
+      expect(await page.content()).not.toContain(newSecret);
+
+      // A receiver that fails: the delivery waits, and "Retry now" sends it again at once.
+      receiver.answer(() => ({ status: 500 }));
+      await page.getByRole('button', { name: 'Send a test ping' }).click();
+      await waitFor(() => receiver.ofType('ping').length === 2, SHOWN_MS);
+      receiver.answer(() => ({ status: 204 }));
+      await deliveries.getByLabel('State').selectOption('pending');
+      const waiting = deliveries.getByRole('row', { name: /ping/ });
+      await waiting.getByText('500').waitFor({ timeout: SHOWN_MS });
+      await waiting.getByRole('button', { name: 'Retry now' }).click();
+      await waitFor(() => receiver.ofType('ping').length === 3, SHOWN_MS);
+      expect(signatureValid(newSecret, receiver.ofType('ping')[2])).toBe(true);
+      await deliveries.getByLabel('State').selectOption('delivered');
+      // (the delivery is recorded just after the receiver answered: read again until it is)
+      await waitFor(async () => {
+        await deliveries.getByRole('button', { name: 'Refresh' }).click();
+        return (await deliveries.getByRole('row', { name: /ping/ }).count()) === 2;
+      }, SHOWN_MS);
+
+      // Replay a time range: the page says how many events went again.
+      const replay = page.getByRole('form', { name: 'Replay events' });
+      const hourAgo = new Date(Date.now() - 3_600_000);
+      const local = new Date(hourAgo.getTime() - hourAgo.getTimezoneOffset() * 60_000)
+        .toISOString()
+        .slice(0, 16);
+      await replay.getByLabel('Since').fill(local);
+      await replay.getByRole('button', { name: 'Send again' }).click();
+      await page
+        .getByRole('status')
+        .filter({ hasText: /\d+ events? queued again/ })
+        .waitFor({ timeout: SHOWN_MS });
     },
     BROWSER_TEST_MS,
   );
@@ -384,6 +455,47 @@ describe('The console’s admin pages in a browser: instances, accounts, API key
       // The open inbox: the failure went when the retry took the turn up, and the answer came.
       await inbox.locator('ol.messages').getByText('echo: help me').waitFor({ timeout: SHOWN_MS });
       await failure.waitFor({ state: 'detached', timeout: SHOWN_MS });
+    },
+    BROWSER_TEST_MS,
+  );
+
+  it(
+    'in the dark scheme (the system’s setting) the login, the inbox and the admin pages have nothing serious for axe',
+    async () => {
+      const dark = await browser.newContext({
+        baseURL: service.url,
+        locale: 'en-US',
+        colorScheme: 'dark',
+        viewport: { width: 1280, height: 800 },
+      });
+      contexts.push(dark);
+      const page = await dark.newPage();
+      await page.goto('/console/');
+      await page.getByLabel('Username').waitFor();
+      // The dark palette is the one in use.
+      await expect(
+        page.evaluate<string>('getComputedStyle(document.documentElement).backgroundColor'),
+      ).resolves.toBe('rgb(17, 19, 21)');
+      expect(await seriousViolations(page)).toEqual([]);
+      await page.getByLabel('Username').fill('admin');
+      await page.getByLabel('Password').fill(ADMIN_PASSWORD);
+      await page.getByRole('button', { name: 'Log in' }).click();
+      await page
+        .getByLabel('Number', { exact: true })
+        .selectOption(await instanceIdByName('Main store (SP)'));
+      await page
+        .getByRole('navigation', { name: 'Conversations' })
+        .getByRole('button', { name: /Carla/ })
+        .click({ timeout: SHOWN_MS });
+      await page.locator('ol.messages li.message').first().waitFor({ timeout: SHOWN_MS });
+      expect(await seriousViolations(page)).toEqual([]);
+      for (const section of ['Overview', 'Instances', 'Events', 'Failed turns']) {
+        await go(page, section);
+        expect({ section, violations: await seriousViolations(page) }).toEqual({
+          section,
+          violations: [],
+        });
+      }
     },
     BROWSER_TEST_MS,
   );
