@@ -73,18 +73,51 @@ export interface StoredPosition {
   seq: bigint;
 }
 
+/** A message in a line, as a list or a quote shows it. */
+export interface MessageLine {
+  wamid: string;
+  direction: 'inbound' | 'outbound';
+  type: string;
+  /** Its text, caption or file name (the first 120 characters), null when it has none. */
+  text: string | null;
+  /** Outbound: who sent it (api, agent, person). */
+  sent_by: string | null;
+}
+
 /** A message of a conversation, with its arrival times in microseconds. */
 export type ConversationMessage = Message & {
   created_us: string;
   received_us: string;
   /** The state of the agent's turn it was given to (null: none). */
   turn_status: string | null;
+  /** The message it replies to, when the conversation has it. */
+  quoted: MessageLine | null;
 };
 
-/** A conversation's message `m`, its arrival position and its turn's state (as ConversationMessage). */
+/** The text of message `alias` in a line: its text, caption or file name. */
+const lineText = (alias: string): string =>
+  `left(COALESCE(${alias}.body->'text'->>'body', ${alias}.body->>'body',
+     ${alias}.body->${alias}.type->>'caption', ${alias}.body->>'caption',
+     ${alias}.body->${alias}.type->>'filename', ${alias}.body->>'filename'), 120)`;
+
+/**
+ * A conversation's message `m`, its arrival position, its turn's state and
+ * the message it quotes (inbound: the platform's `context.id`; outbound: the
+ * send's `reply_to`), as ConversationMessage.
+ */
 const CONVERSATION_COLUMNS = `m.*, ${epochMicros('m.created_at')} AS created_us,
-  ${epochMicros('m.received_at')} AS received_us, t.status AS turn_status`;
-const CONVERSATION_ROWS = `messages m LEFT JOIN turns t ON t.id = m.turn_id`;
+  ${epochMicros('m.received_at')} AS received_us, t.status AS turn_status,
+  CASE WHEN q.wamid IS NULL THEN NULL ELSE jsonb_build_object(
+    'wamid', q.wamid, 'direction', q.direction, 'type', q.type, 'text', q.text,
+    'sent_by', q.sent_by) END AS quoted`;
+const CONVERSATION_ROWS = `messages m LEFT JOIN turns t ON t.id = m.turn_id
+  LEFT JOIN LATERAL (
+    SELECT r.wamid, r.direction, r.type, ${lineText('r')} AS text,
+      CASE WHEN r.direction = 'outbound' THEN COALESCE(r.sent_by, 'api') END AS sent_by
+    FROM messages r
+    WHERE r.wamid = COALESCE(m.body->'context'->>'id', m.body->>'reply_to')
+      AND r.contact_id = m.contact_id
+  ) q ON true`;
 
 /** A conversation read: its messages and the snapshot's horizon (see readConversation). */
 export interface ConversationRead {
@@ -245,8 +278,7 @@ export class MessageStore implements ContactSummaries {
        LEFT JOIN LATERAL (
          SELECT m.wamid, m.direction, m.type, m.created_at,
            CASE WHEN m.direction = 'outbound' THEN COALESCE(m.sent_by, 'api') END AS sent_by,
-           left(COALESCE(m.body->'text'->>'body', m.body->>'body', m.body->m.type->>'caption',
-             m.body->>'caption', m.body->m.type->>'filename', m.body->>'filename'), 120) AS text
+           ${lineText('m')} AS text
          FROM messages m
          WHERE m.contact_id = c.id AND m.type <> 'unknown'
          ORDER BY ${ARRIVAL_SECOND} DESC, m.received_at DESC, m.seq DESC

@@ -329,6 +329,64 @@ describe('MessageStore', () => {
       expect(read).toMatchObject({ wamid: received.wamid, contact_id: contactId });
       expect(BigInt(read.created_us)).toBe(BigInt(received.sentAt.getTime()) * 1000n);
       expect(BigInt(read.received_us)).toBe(BigInt(received.receivedAt.getTime()) * 1000n);
+      expect(read).toMatchObject({ turn_status: null, quoted: null });
+    });
+
+    it('gives the message a reply quotes, both ways, when the conversation has it', async () => {
+      const instanceId = await insertInstance(context.db);
+      const contactId = await newContact(instanceId, { waId: '5511900000312' });
+      const otherId = await newContact(instanceId, { waId: '5511900000313' });
+      const offer = outbound(instanceId, '5511900000312', {
+        contactId,
+        sentBy: 'agent',
+        body: { body: 'Blue or red?' },
+      });
+      await store.insertOutbound([offer]);
+      const elsewhere = inbound('5511900000313', otherId);
+      await store.insertInbound(instanceId, false, [elsewhere]);
+      const answer = inbound('5511900000312', contactId, {
+        body: JSON.stringify({
+          from: '5511900000312',
+          type: 'text',
+          text: { body: 'Blue' },
+          context: { from: '15550100', id: offer.wamid },
+        }),
+      });
+      const stray = inbound('5511900000312', contactId, {
+        body: JSON.stringify({
+          from: '5511900000312',
+          type: 'text',
+          text: { body: 'that one' },
+          context: { id: elsewhere.wamid },
+        }),
+      });
+      await store.insertInbound(instanceId, false, [answer, stray]);
+      const confirm = outbound(instanceId, '5511900000312', {
+        contactId,
+        body: { body: 'Blue it is', reply_to: answer.wamid },
+      });
+      await store.insertOutbound([confirm]);
+
+      const ids = await Promise.all(
+        [answer, stray, confirm].map(async (m) => (await message(m.wamid)).id),
+      );
+      const read = new Map((await store.conversationMessages(ids)).map((m) => [m.wamid, m.quoted]));
+      expect(read.get(answer.wamid)).toEqual({
+        wamid: offer.wamid,
+        direction: 'outbound',
+        type: 'text',
+        text: 'Blue or red?',
+        sent_by: 'agent',
+      });
+      expect(read.get(confirm.wamid)).toEqual({
+        wamid: answer.wamid,
+        direction: 'inbound',
+        type: 'text',
+        text: 'Blue',
+        sent_by: null,
+      });
+      // Another contact's message is not this conversation's to show.
+      expect(read.get(stray.wamid)).toBeNull();
     });
   });
 

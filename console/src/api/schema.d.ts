@@ -2345,6 +2345,20 @@ export interface components {
              */
             wamid: string;
         };
+        QuotedMessageDto: {
+            wamid: string;
+            /** @enum {string} */
+            direction: "inbound" | "outbound";
+            /** @example text */
+            type: string;
+            /** @description Its text, caption or file name (the first 120 characters); null when none */
+            text: string | null;
+            /**
+             * @description Outbound: who sent it
+             * @enum {string|null}
+             */
+            sent_by: "api" | "agent" | "person" | null;
+        };
         ConversationMessageDto: {
             wamid: string;
             /** @enum {string} */
@@ -2386,6 +2400,8 @@ export interface components {
              * @enum {string|null}
              */
             turn_status: "claimed" | "calling" | "answered" | "sending" | "done" | "failed" | "skipped" | null;
+            /** @description The message it replies to (inbound: the platform’s context; outbound: the send’s reply_to), when it is in this conversation */
+            quoted: components["schemas"]["QuotedMessageDto"] | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */

@@ -239,13 +239,33 @@ export function preview(message: Message): string {
 }
 
 /**
- * The message a reply quotes: its first line when it is among those loaded
- * (a click shows it), else that it quotes an earlier one.
+ * The message a reply quotes: its first line, from those loaded (a click
+ * shows it) or as the service gave it with the reply; else that it quotes one.
  */
-function Quoted({ wamid }: { wamid: string }) {
-  const quoted = messages.value.find((m) => m.wamid === wamid);
-  if (!quoted) return <p class="quoted">{t('conversation.inReplyTo')}</p>;
-  const who = quoted.direction === 'inbound' ? t('conversation.customer') : sender(quoted);
+function Quoted({ message, wamid }: { message: Message; wamid: string }) {
+  const loaded = messages.value.find((m) => m.wamid === wamid);
+  const given = message.quoted;
+  if (!loaded && !given) return <p class="quoted">{t('conversation.inReplyTo')}</p>;
+  const direction = loaded?.direction ?? given!.direction;
+  const who =
+    direction === 'inbound'
+      ? t('conversation.customer')
+      : loaded
+        ? sender(loaded)
+        : t(`contacts.sentBy.${given!.sent_by ?? 'api'}`);
+  const line = loaded
+    ? preview(loaded)
+    : (given!.text ??
+      t(`conversation.kinds.${given!.type}`, {
+        defaultValue: t('conversation.unsupported', { type: given!.type }),
+      }));
+  if (!loaded) {
+    return (
+      <p class="quoted">
+        <span class="who">{who}</span> {line}
+      </p>
+    );
+  }
   return (
     <button
       type="button"
@@ -258,7 +278,7 @@ function Quoted({ wamid }: { wamid: string }) {
         target?.focus();
       }}
     >
-      <span class="who">{who}</span> {preview(quoted)}
+      <span class="who">{who}</span> {line}
     </button>
   );
 }
@@ -301,7 +321,7 @@ export function MessageItem({ message, onReply }: { message: Message; onReply: (
       tabIndex={-1}
     >
       {by && <span class="by">{by}</span>}
-      {quoted && <Quoted wamid={quoted} />}
+      {quoted && <Quoted message={message} wamid={quoted} />}
       <Body message={message} />
       {reason && (
         <p class="error" role="note">

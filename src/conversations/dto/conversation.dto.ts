@@ -46,6 +46,25 @@ export class ConversationQueryDto extends InstanceScopedDto {
   limit?: number;
 }
 
+export class QuotedMessageDto {
+  @ApiProperty() wamid: string;
+  @ApiProperty({ enum: ['inbound', 'outbound'] }) direction: 'inbound' | 'outbound';
+  @ApiProperty({ example: 'text' }) type: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Its text, caption or file name (the first 120 characters); null when none',
+  })
+  text: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    enum: ['api', 'agent', 'person'],
+    description: 'Outbound: who sent it',
+  })
+  sent_by: string | null;
+}
+
 export class ConversationMessageDto {
   @ApiProperty() wamid: string;
   @ApiProperty({ enum: ['inbound', 'outbound'] }) direction: string;
@@ -83,6 +102,13 @@ export class ConversationMessageDto {
       'The state of that turn: `failed` when the agent could not answer it (an admin reads why in GET /admin/turns/{id}: the error may name internal addresses)',
   })
   turn_status: string | null;
+  @ApiProperty({
+    type: QuotedMessageDto,
+    nullable: true,
+    description:
+      'The message it replies to (inbound: the platform’s context; outbound: the send’s reply_to), when it is in this conversation',
+  })
+  quoted: QuotedMessageDto | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
   @ApiProperty({
@@ -106,6 +132,7 @@ export class ConversationMessageDto {
       sent_by_account: PersonDto.of(message.sent_by_account_id, message.sent_by_account_name),
       turn_id: message.turn_id,
       turn_status: message.turn_id ? message.turn_status : null,
+      quoted: message.quoted,
       created_at: message.created_at.toISOString(),
       updated_at: message.updated_at.toISOString(),
       position: arrivalPosition(message),
