@@ -9,6 +9,7 @@ import {
   ADMIN_PASSWORD,
   APP_SECRET,
   adminToken,
+  createApiKey,
   http,
   useTestService,
   waitFor,
@@ -422,11 +423,22 @@ describe('The console’s admin pages in a browser: instances, accounts, API key
         .getByRole('navigation', { name: 'Conversations' })
         .getByRole('button', { name: /Carla/ })
         .click({ timeout: SHOWN_MS });
-      await failure.waitFor({ timeout: SHOWN_MS });
-      expect(await seriousViolations(inbox)).toEqual([]);
-      // Why is the admins' to read (an error may name internal addresses): a link to the turn.
-      await expect(failure.textContent()).resolves.not.toContain('HTTP 400');
+      // An admin reads why, and the way to the turn; the conversation itself does not carry
+      // the error (it may name internal addresses): an API key or an operator is not given it.
+      await failure.getByText('agent answered HTTP 400').waitFor({ timeout: SHOWN_MS });
       await expect(failure.getByRole('link', { name: 'See the turn' }).count()).resolves.toBe(1);
+      expect(await seriousViolations(inbox)).toEqual([]);
+      const key = await createApiKey(
+        service.url,
+        await adminToken(service.url),
+        await instanceIdByName('Main store (SP)'),
+        'turn-errors',
+      );
+      const conversation = await http(service.url, 'GET', `/contacts/${from}/messages`, {
+        token: key,
+      });
+      expect(conversation.body).toMatchObject({ data: [{ turn_status: 'failed' }] });
+      expect(conversation.text).not.toContain('HTTP 400');
 
       const page = await newPage();
       await logIn(page, 'admin', ADMIN_PASSWORD);

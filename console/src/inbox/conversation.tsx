@@ -80,6 +80,29 @@ function Handoff({ contact }: { contact: Contact }) {
   );
 }
 
+/**
+ * Why the agent could not answer, for an admin (the error may name internal
+ * addresses: operators and API keys are not given it), and the way to the turn.
+ */
+function TurnError({ turnId }: { turnId: string }) {
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    let shown = true;
+    void api
+      .GET('/admin/turns/{id}', { params: { path: { id: turnId } } })
+      .then((answer) => shown && setError(answer.data?.last_error ?? null));
+    return () => {
+      shown = false;
+    };
+  }, [turnId]);
+  return (
+    <>
+      {error && <span class="error-detail"> {error}</span>}{' '}
+      <a href={`/console/turns/${turnId}`}>{t('conversation.turnOpen')}</a>
+    </>
+  );
+}
+
 export function Conversation({ contact }: { contact: Contact }) {
   const list = useRef<HTMLOListElement>(null);
   const atBottom = useRef(true);
@@ -134,14 +157,7 @@ export function Conversation({ contact }: { contact: Contact }) {
                 <li class="turn-failed">
                   <p role="note">
                     {t('conversation.turnFailed')}
-                    {isAdmin.value && message.turn_id && (
-                      <>
-                        {' '}
-                        <a href={`/console/turns/${message.turn_id}`}>
-                          {t('conversation.turnOpen')}
-                        </a>
-                      </>
-                    )}
+                    {isAdmin.value && message.turn_id && <TurnError turnId={message.turn_id} />}
                   </p>
                 </li>
               )}
