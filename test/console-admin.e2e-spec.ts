@@ -49,6 +49,8 @@ describe('The console’s admin pages in a browser: instances, accounts, API key
       MESSAGE_BUFFER_MAX_WAIT: '1',
       AGENT_TYPING_INDICATOR: 'false',
       EVENT_POLL_MS: '50',
+      // A failed delivery waits for its "Retry now", not for the schedule.
+      EVENT_RETRY_SCHEDULE_S: '3600',
     },
   });
   let service: TestApp;

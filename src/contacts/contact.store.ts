@@ -215,15 +215,24 @@ export class ContactStore {
   }
 
   /**
-   * A person read the conversation up to its message `wamid` (the newest they
-   * saw): the mark moves there, never back. The contact as it is; null when
+   * A person read the conversation up to its message `wamid` (the newest on
+   * their screen, in arrival order): the mark moves to the newest-stored
+   * message at or before it in arrival order (one stored later but arriving
+   * earlier is on screen too), never back. The contact as it is; null when
    * that message is not the contact's.
    */
   async markRead(contactId: string, wamid: string): Promise<Contact | null> {
+    const arrival = (m: string) =>
+      `(date_trunc('second', ${m}.created_at AT TIME ZONE 'UTC'), ${m}.received_at, ${m}.seq)`;
     const [contact] = await rows<Contact>(
       this.db,
-      `WITH seen AS (
-         SELECT m.stored_tx, m.seq FROM messages m WHERE m.wamid = $2 AND m.contact_id = $1
+      `WITH shown AS (
+         SELECT m.created_at, m.received_at, m.seq FROM messages m
+         WHERE m.wamid = $2 AND m.contact_id = $1
+       ), seen AS (
+         SELECT m.stored_tx, m.seq FROM messages m, shown s
+         WHERE m.contact_id = $1 AND ${arrival('m')} <= ${arrival('s')}
+         ORDER BY m.stored_tx DESC, m.seq DESC LIMIT 1
        ), moved AS (
          UPDATE contacts c SET read_tx = seen.stored_tx, read_seq = seen.seq
          FROM seen
@@ -234,7 +243,7 @@ export class ContactStore {
        SELECT * FROM moved
        UNION ALL
        SELECT c.* FROM contacts c
-       WHERE c.id = $1 AND EXISTS (SELECT 1 FROM seen) AND NOT EXISTS (SELECT 1 FROM moved)`,
+       WHERE c.id = $1 AND EXISTS (SELECT 1 FROM shown) AND NOT EXISTS (SELECT 1 FROM moved)`,
       [contactId, wamid],
     );
     return contact ?? null;

@@ -86,7 +86,10 @@ export class LiveController {
           queueMicrotask(writeBatch);
         }
       },
-      close: () => raw.end(),
+      close: () => {
+        closed();
+        raw.end();
+      },
     };
     const timer: { keepAlive?: NodeJS.Timeout } = {};
     const closed = () => {

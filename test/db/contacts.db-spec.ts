@@ -492,6 +492,26 @@ describe('ContactStore', () => {
       // An older message: the mark stays where it is.
       const back = await store.markRead(id, first.wamid);
       expect([back?.read_tx, back?.read_seq]).toEqual([second.stored_tx, second.seq]);
+      // A message stored after the one on screen but arriving before it (the customer's clock
+      // is behind) is on screen too: marking the arrival-last moves the mark past it.
+      const late = `wamid.${randomUUID()}`;
+      await messages.insertInbound(instanceId, false, [
+        {
+          wamid: late,
+          address: '5511900000090',
+          contactId: id,
+          type: 'text',
+          body: JSON.stringify({ from: '5511900000090', type: 'text', text: { body: 'ok' } }),
+          sentAt: new Date('2000-01-01T00:00:00.000Z'),
+          receivedAt: new Date(),
+        },
+      ]);
+      const [lateRow] = await context.db.query<{ seq: string }>(
+        'SELECT seq::text FROM messages WHERE wamid = $1',
+        [late],
+      );
+      const past = await store.markRead(id, second.wamid);
+      expect(past?.read_seq).toBe(lateRow.seq);
       // Another contact's message, or none: nothing.
       expect(await store.markRead(id, elsewhere.wamid)).toBeNull();
       expect(await store.markRead(id, 'wamid.unknown')).toBeNull();

@@ -49,6 +49,8 @@ export function Inbox({ session }: { session: Session }) {
   }, [waitingCount.value, language.value]);
 
   const choose = (id: string) => {
+    // The number shown already: nothing to change (emptying the list would leave it empty).
+    if (id === instanceId.value) return;
     sessionStorage.setItem(CHOSEN, id);
     contacts.value = [];
     waitingContacts.value = [];

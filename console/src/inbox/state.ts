@@ -67,7 +67,6 @@ const listQuery = () => {
   return { ...(q ? { q } : {}), ...(f === 'all' ? {} : { state: FILTER_STATE[f] }) };
 };
 
-/** The list as shown: filtered, waiting contacts first. */
 /**
  * The contacts waiting for a person, all of them (not only the list's page):
  * the page title counts them, and the list shows them first whatever page
@@ -75,6 +74,7 @@ const listQuery = () => {
  */
 export const waitingContacts = signal<Contact[]>([]);
 
+/** The list as shown: filtered, waiting contacts first. */
 export const shown = computed(() => {
   const listed = contacts.value;
   const keys = new Set(listed.map(keyOf));
@@ -92,7 +92,11 @@ export const openContact = computed(
  * conversation was on its way: the read's answer may predate it, so it is
  * applied again on top of the answer (a status never moves back).
  */
-const during = { list: null as Contact[] | null, conversation: null as Message[] | null };
+const during = {
+  list: null as Contact[] | null,
+  waiting: null as Contact[] | null,
+  conversation: null as Message[] | null,
+};
 
 export async function loadContacts(): Promise<void> {
   const id = instanceId.value;
@@ -118,17 +122,41 @@ export async function loadContacts(): Promise<void> {
   for (const contact of caught) upsertContact(contact);
 }
 
-/** Reads every contact waiting for a person (the title's count). */
+/** The most waiting contacts read (ten pages): beyond, the count stops there. */
+const WAITING_PAGES = 10;
+
+/**
+ * Reads every contact waiting for a person (the title's count), page by page;
+ * what the live stream changed meanwhile is applied again on top.
+ */
 async function loadWaiting(id: string): Promise<void> {
-  const answer = await api.GET('/contacts', {
-    params: { query: { instance_id: id, limit: 100, state: 'waiting' } },
-  });
-  if (answer.data && id === instanceId.value) waitingContacts.value = answer.data.data;
+  const caught: Contact[] = [];
+  during.waiting = caught;
+  try {
+    const found: Contact[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < WAITING_PAGES; page++) {
+      const answer = await api.GET('/contacts', {
+        params: {
+          query: { instance_id: id, limit: 100, state: 'waiting', ...(cursor ? { cursor } : {}) },
+        },
+      });
+      if (!answer.data || id !== instanceId.value) return;
+      found.push(...answer.data.data);
+      if (!answer.data.next_cursor) break;
+      cursor = answer.data.next_cursor;
+    }
+    waitingContacts.value = found;
+  } finally {
+    if (during.waiting === caught) during.waiting = null;
+  }
+  for (const contact of caught) upsertContact(contact);
 }
 
 export async function moreContacts(): Promise<void> {
   const id = instanceId.value;
   const cursor = contactsCursor.value;
+  const asked = listQuery();
   if (!id || !cursor) return;
   const page = must(
     await api.GET('/contacts', {
@@ -137,13 +165,20 @@ export async function moreContacts(): Promise<void> {
           instance_id: id,
           limit: 100,
           cursor,
-          ...listQuery(),
+          ...asked,
         },
       },
     }),
   );
   // Another instance, search or filter was asked for meanwhile: this page is not its.
-  if (id !== instanceId.value || cursor !== contactsCursor.value) return;
+  if (
+    id !== instanceId.value ||
+    cursor !== contactsCursor.value ||
+    asked.q !== listQuery().q ||
+    asked.state !== listQuery().state
+  ) {
+    return;
+  }
   const known = new Set(contacts.value.map(keyOf));
   contacts.value = [...contacts.value, ...page.data.filter((c) => !known.has(keyOf(c)))];
   contactsCursor.value = page.next_cursor;
@@ -197,13 +232,22 @@ export async function loadOlder(): Promise<void> {
  */
 export function upsertContact(answer: ContactAnswer): void {
   const key = keyOf(answer);
-  const known = contacts.value.find((c) => keyOf(c) === key);
+  const known = knownContact(key);
   const contact: Contact = { unread: 0, last_message: null, ...known, ...answer };
   during.list?.push(contact);
+  during.waiting?.push(contact);
   const others = contacts.value.filter((c) => keyOf(c) !== key);
   contacts.value = [contact, ...others];
   const stillWaiting = waitingContacts.value.filter((c) => keyOf(c) !== key);
   waitingContacts.value = isWaiting(contact) ? [contact, ...stillWaiting] : stillWaiting;
+}
+
+/** A contact as the list or the waiting ones have it. */
+function knownContact(key: string): Contact | undefined {
+  return (
+    contacts.value.find((c) => keyOf(c) === key) ??
+    waitingContacts.value.find((c) => keyOf(c) === key)
+  );
 }
 
 /** When each conversation was last marked read, and a mark waiting its turn. */
@@ -217,8 +261,8 @@ const READ_EVERY_MS = 2000;
  */
 export async function markRead(key: string): Promise<void> {
   const id = instanceId.value;
-  const contact = contacts.value.find((c) => keyOf(c) === key);
-  if (!id || !contact || contact.unread === 0 || openKey.value !== key) return;
+  // Known to have nothing unread: nothing to mark (the live stream says when that changes).
+  if (!id || openKey.value !== key || knownContact(key)?.unread === 0) return;
   const last = reads.get(key);
   const wait = last ? last.at + READ_EVERY_MS - Date.now() : 0;
   if (last && wait > 0) {
@@ -228,17 +272,17 @@ export async function markRead(key: string): Promise<void> {
     }, wait);
     return;
   }
-  // Up to the newest message on screen: what comes after it stays unread.
+  // Up to the newest message on screen (the service counts what was stored before it read):
+  // what comes after it stays unread.
   const newest = messages.value.at(-1);
   if (!newest) return;
   reads.set(key, { at: Date.now() });
-  const answer = await api.POST('/contacts/{key}/read', {
+  // The new count comes through the live stream (a moved mark is a contact change): an
+  // answer applied here could be older than a message that came meanwhile.
+  await api.POST('/contacts/{key}/read', {
     params: { path: { key } },
     body: { instance_id: id, wamid: newest.wamid },
   });
-  // Only the count: the rest of the answer may be older than what the live stream brought.
-  const now = contacts.value.find((c) => keyOf(c) === key);
-  if (answer.data && now) upsertContact({ ...now, unread: answer.data.unread });
 }
 
 /** A message of the open conversation, new or changed, kept in its arrival order. */
