@@ -8,6 +8,7 @@ import {
   envelope,
   MEDIA_CONTENT,
   type WebhookTarget,
+  simulateStatus,
 } from './support/fake-platform.js';
 import {
   ADMIN_PASSWORD,
@@ -80,16 +81,8 @@ describe('The console in a browser: log in, the live inbox, take over and answer
     expect(status).toBe(200);
     return wamid;
   };
-  const statusArrives = async (wamid: string, to: string, status: string) => {
-    const answer = await deliverSigned(
-      target(),
-      envelope(target(), 'messages', {
-        statuses: [
-          { id: wamid, status, timestamp: String(Math.floor(Date.now() / 1000)), recipient_id: to },
-        ],
-      }),
-    );
-    expect(answer).toBe(200);
+  const statusArrives = async (wamid: string, to: string, status: 'delivered' | 'read') => {
+    expect(await simulateStatus(target(), wamid, status, { waId: to })).toBe(200);
   };
   const stored = (wamid: string) =>
     waitFor(

@@ -3,6 +3,7 @@ import {
   envelope,
   simulateMessage,
   type WebhookTarget,
+  simulateStatus,
 } from './support/fake-platform.js';
 import { LiveStreamClient, type StreamEvent } from './support/live-stream.js';
 import { startServiceProcess } from './support/service-process.js';
@@ -66,16 +67,8 @@ describe('GET /live: an instance’s changes as they are stored, on every api pr
     expect(status).toBe(200);
     return wamid;
   };
-  const statusArrives = async (wamid: string, to: string, status: string) => {
-    const answer = await deliverSigned(
-      target(),
-      envelope(target(), 'messages', {
-        statuses: [
-          { id: wamid, status, timestamp: String(Math.floor(Date.now() / 1000)), recipient_id: to },
-        ],
-      }),
-    );
-    expect(answer).toBe(200);
+  const statusArrives = async (wamid: string, to: string, status: 'delivered' | 'read') => {
+    expect(await simulateStatus(target(), wamid, status, { waId: to })).toBe(200);
   };
   const open = async (token: string, query = '', headers: Record<string, string> = {}) => {
     const stream = await LiveStreamClient.open(service.url, token, query, headers);

@@ -9,6 +9,7 @@ import {
   UNREAD_CAP,
   type ContactSummaries,
   type ContactSummary,
+  type MessageLine,
 } from '../contacts/contact-summaries.js';
 import {
   STATUS_RANK,
@@ -73,17 +74,6 @@ export interface StoredPosition {
   seq: bigint;
 }
 
-/** A message in a line, as a list or a quote shows it. */
-export interface MessageLine {
-  wamid: string;
-  direction: 'inbound' | 'outbound';
-  type: string;
-  /** Its text, caption or file name (the first 120 characters), null when it has none. */
-  text: string | null;
-  /** Outbound: who sent it (api, agent, person). */
-  sent_by: string | null;
-}
-
 /** A message of a conversation, with its arrival times in microseconds. */
 export type ConversationMessage = Message & {
   created_us: string;
@@ -93,6 +83,10 @@ export type ConversationMessage = Message & {
   /** The message it replies to, when the conversation has it. */
   quoted: MessageLine | null;
 };
+
+/** Who sent message `alias`: outbound, its sender (a send recorded without one is the API's); inbound, null. */
+const lineSender = (alias: string): string =>
+  `CASE WHEN ${alias}.direction = 'outbound' THEN COALESCE(${alias}.sent_by, 'api') END`;
 
 /** The text of message `alias` in a line: its text, caption or file name. */
 const lineText = (alias: string): string =>
@@ -113,7 +107,7 @@ const CONVERSATION_COLUMNS = `m.*, ${epochMicros('m.created_at')} AS created_us,
 const CONVERSATION_ROWS = `messages m LEFT JOIN turns t ON t.id = m.turn_id
   LEFT JOIN LATERAL (
     SELECT r.wamid, r.direction, r.type, ${lineText('r')} AS text,
-      CASE WHEN r.direction = 'outbound' THEN COALESCE(r.sent_by, 'api') END AS sent_by
+      ${lineSender('r')} AS sent_by
     FROM messages r
     WHERE r.wamid = COALESCE(m.body->'context'->>'id', m.body->>'reply_to')
       AND r.contact_id = m.contact_id
@@ -277,7 +271,7 @@ export class MessageStore implements ContactSummaries {
        FROM contacts c
        LEFT JOIN LATERAL (
          SELECT m.wamid, m.direction, m.type, m.created_at,
-           CASE WHEN m.direction = 'outbound' THEN COALESCE(m.sent_by, 'api') END AS sent_by,
+           ${lineSender('m')} AS sent_by,
            ${lineText('m')} AS text
          FROM messages m
          WHERE m.contact_id = c.id AND m.type <> 'unknown'

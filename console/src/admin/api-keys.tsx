@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, must, type Schemas } from '../api/client';
 import { t } from '../i18n';
 import { session } from '../session';
-import { At, Failure, field, OnceSecret, Page, useAction, useLoad } from './ui';
+import { At, Failure, field, OnceSecret, Page, useAction, useLoad, Table } from './ui';
 
 /** An instance's name, from the session's list (which an admin's holds in full). */
 export function instanceName(id: string | null): string {
@@ -84,52 +84,45 @@ export default function ApiKeys() {
         <Failure error={create.error} />
       </form>
       <Failure error={error ?? revoke.error} />
-      {data && data.length === 0 && <p class="muted">{t('keys.none')}</p>}
-      {data && data.length > 0 && (
-        <div class="scroll">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{t('keys.name')}</th>
-                <th scope="col">{t('keys.prefix')}</th>
-                <th scope="col">{t('keys.instance')}</th>
-                <th scope="col">{t('admin.created')}</th>
-                <th scope="col">{t('keys.lastUsed')}</th>
-                <th scope="col">
-                  <span class="visually-hidden">{t('admin.actions')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.map((key) => (
-                <tr key={key.id}>
-                  <td>{key.name}</td>
-                  <td>
-                    <code>{key.prefix}…</code>
-                  </td>
-                  <td>{instanceName(key.instance_id)}</td>
-                  <td>
-                    <At iso={key.created_at} />
-                  </td>
-                  <td>
-                    <At iso={key.last_used_at} />
-                  </td>
-                  <td>
-                    <button
-                      type="button"
-                      class="danger"
-                      disabled={revoke.busy}
-                      aria-label={t('keys.revokeNamed', { name: key.name })}
-                      onClick={() => remove(key)}
-                    >
-                      {t('keys.revoke')}
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+      {data && (
+        <Table
+          columns={[
+            t('keys.name'),
+            t('keys.prefix'),
+            t('keys.instance'),
+            t('admin.created'),
+            t('keys.lastUsed'),
+          ]}
+          items={data}
+          empty={t('keys.none')}
+          actions
+          row={(key) => (
+            <tr key={key.id}>
+              <td>{key.name}</td>
+              <td>
+                <code>{key.prefix}…</code>
+              </td>
+              <td>{instanceName(key.instance_id)}</td>
+              <td>
+                <At iso={key.created_at} />
+              </td>
+              <td>
+                <At iso={key.last_used_at} />
+              </td>
+              <td>
+                <button
+                  type="button"
+                  class="danger"
+                  disabled={revoke.busy}
+                  aria-label={t('keys.revokeNamed', { name: key.name })}
+                  onClick={() => remove(key)}
+                >
+                  {t('keys.revoke')}
+                </button>
+              </td>
+            </tr>
+          )}
+        />
       )}
     </Page>
   );

@@ -3,7 +3,18 @@ import { useLocation } from 'preact-iso';
 import { api, must, type Schemas } from '../api/client';
 import { t } from '../i18n';
 import { InstanceOptions, instanceName } from './api-keys';
-import { At, Failure, field, fields, OnceSecret, Page, useAction, useLoad, usePages } from './ui';
+import {
+  At,
+  Failure,
+  field,
+  fields,
+  OnceSecret,
+  Page,
+  useAction,
+  useLoad,
+  usePages,
+  Table,
+} from './ui';
 
 type Subscription = Schemas['EventSubscriptionDto'];
 type EventType = Subscription['event_types'][number];
@@ -117,35 +128,25 @@ export function EventSubscriptions() {
         </form>
       )}
       <Failure error={error} />
-      {data && data.length === 0 && <p class="muted">{t('events.none')}</p>}
-      {data && data.length > 0 && (
-        <div class="scroll">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{t('events.url')}</th>
-                <th scope="col">{t('events.types')}</th>
-                <th scope="col">{t('events.instance')}</th>
-                <th scope="col">{t('events.state')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.map((subscription) => (
-                <tr key={subscription.id}>
-                  <td>
-                    <a href={`/console/events/${subscription.id}`}>{subscription.url}</a>
-                    {subscription.description && <p class="muted">{subscription.description}</p>}
-                  </td>
-                  <td>{subscription.event_types.join(', ')}</td>
-                  <td>{instanceName(subscription.instance_id)}</td>
-                  <td>
-                    <SubscriptionState subscription={subscription} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+      {data && (
+        <Table
+          columns={[t('events.url'), t('events.types'), t('events.instance'), t('events.state')]}
+          items={data}
+          empty={t('events.none')}
+          row={(subscription) => (
+            <tr key={subscription.id}>
+              <td>
+                <a href={`/console/events/${subscription.id}`}>{subscription.url}</a>
+                {subscription.description && <p class="muted">{subscription.description}</p>}
+              </td>
+              <td>{subscription.event_types.join(', ')}</td>
+              <td>{instanceName(subscription.instance_id)}</td>
+              <td>
+                <SubscriptionState subscription={subscription} />
+              </td>
+            </tr>
+          )}
+        />
       )}
     </Page>
   );
@@ -201,56 +202,49 @@ function Deliveries({ id, round }: { id: string; round: number }) {
         </button>
       </div>
       <Failure error={error ?? retry.error} />
-      {data && data.data.length === 0 && <p class="muted">{t('events.noDeliveries')}</p>}
-      {data && data.data.length > 0 && (
-        <div class="scroll">
-          <table class="deliveries">
-            <thead>
-              <tr>
-                <th scope="col">{t('events.event')}</th>
-                <th scope="col">{t('events.state')}</th>
-                <th scope="col">{t('events.attempts')}</th>
-                <th scope="col">{t('events.answer')}</th>
-                <th scope="col">{t('events.next')}</th>
-                <th scope="col">
-                  <span class="visually-hidden">{t('admin.actions')}</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.data.map((delivery) => (
-                <tr key={delivery.id} data-state={delivery.state}>
-                  <td>
-                    <code>{delivery.event_type}</code>
-                    <br />
-                    <At iso={delivery.event_created_at} />
-                  </td>
-                  <td>{t(`events.states.${delivery.state}`)}</td>
-                  <td>{delivery.attempts}</td>
-                  <td>
-                    {delivery.last_status ?? ''} {delivery.last_error ?? ''}
-                    {delivery.last_response && <pre>{delivery.last_response}</pre>}
-                  </td>
-                  <td>
-                    <At iso={delivery.next_attempt_at} />
-                  </td>
-                  <td>
-                    {delivery.state !== 'delivered' && (
-                      <button
-                        type="button"
-                        class="secondary"
-                        disabled={retry.busy}
-                        onClick={() => again(delivery)}
-                      >
-                        {t('events.retry')}
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+      {data && (
+        <Table
+          columns={[
+            t('events.event'),
+            t('events.state'),
+            t('events.attempts'),
+            t('events.answer'),
+            t('events.next'),
+          ]}
+          items={data.data}
+          empty={t('events.noDeliveries')}
+          actions
+          row={(delivery) => (
+            <tr key={delivery.id} data-state={delivery.state}>
+              <td>
+                <code>{delivery.event_type}</code>
+                <br />
+                <At iso={delivery.event_created_at} />
+              </td>
+              <td>{t(`events.states.${delivery.state}`)}</td>
+              <td>{delivery.attempts}</td>
+              <td>
+                {delivery.last_status ?? ''} {delivery.last_error ?? ''}
+                {delivery.last_response && <pre>{delivery.last_response}</pre>}
+              </td>
+              <td>
+                <At iso={delivery.next_attempt_at} />
+              </td>
+              <td>
+                {delivery.state !== 'delivered' && (
+                  <button
+                    type="button"
+                    class="secondary"
+                    disabled={retry.busy}
+                    onClick={() => again(delivery)}
+                  >
+                    {t('events.retry')}
+                  </button>
+                )}
+              </td>
+            </tr>
+          )}
+        />
       )}
       {pager(data?.next_cursor)}
     </section>

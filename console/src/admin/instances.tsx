@@ -3,7 +3,7 @@ import { useLocation } from 'preact-iso';
 import { api, must, type Schemas } from '../api/client';
 import { t } from '../i18n';
 import { loadSession } from '../session';
-import { At, CopyField, Failure, field, Page, useAction, useLoad } from './ui';
+import { At, CopyField, Failure, field, Page, useAction, useLoad, Table } from './ui';
 
 type Instance = Schemas['InstanceListItemDto'];
 type Detail = Schemas['InstanceDetailDto'];
@@ -101,37 +101,32 @@ export function Instances() {
     >
       {creating && <CreateInstance onCreated={(id) => route(`/console/instances/${id}`)} />}
       <Failure error={error} />
-      {data && data.length === 0 && <p class="muted">{t('instances.none')}</p>}
-      {data && data.length > 0 && (
-        <div class="scroll">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{t('instances.name')}</th>
-                <th scope="col">{t('instances.number')}</th>
-                <th scope="col">{t('instances.state')}</th>
-                <th scope="col">{t('instances.quality')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.map((instance) => (
-                <tr key={instance.id}>
-                  <td>
-                    <a href={`/console/instances/${instance.id}`}>{instance.name}</a>
-                    <TokenWarning instance={instance} />
-                  </td>
-                  <td>{instance.display_phone_number ?? instance.phone_number_id}</td>
-                  <td>
-                    <span class={`badge ${instance.is_active ? 'open' : 'closed'}`}>
-                      {instance.is_active ? t('instances.active') : t('instances.inactive')}
-                    </span>
-                  </td>
-                  <td>{instance.quality_rating ?? '—'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+      {data && (
+        <Table
+          columns={[
+            t('instances.name'),
+            t('instances.number'),
+            t('instances.state'),
+            t('instances.quality'),
+          ]}
+          items={data}
+          empty={t('instances.none')}
+          row={(instance) => (
+            <tr key={instance.id}>
+              <td>
+                <a href={`/console/instances/${instance.id}`}>{instance.name}</a>
+                <TokenWarning instance={instance} />
+              </td>
+              <td>{instance.display_phone_number ?? instance.phone_number_id}</td>
+              <td>
+                <span class={`badge ${instance.is_active ? 'open' : 'closed'}`}>
+                  {instance.is_active ? t('instances.active') : t('instances.inactive')}
+                </span>
+              </td>
+              <td>{instance.quality_rating ?? '—'}</td>
+            </tr>
+          )}
+        />
       )}
     </Page>
   );

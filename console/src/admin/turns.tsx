@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, must, type Schemas } from '../api/client';
 import { t } from '../i18n';
 import { InstanceOptions, instanceName } from './api-keys';
-import { At, Failure, Page, useAction, useLoad, usePages } from './ui';
+import { At, Failure, Page, useAction, useLoad, usePages, Table } from './ui';
 
 type Turn = Schemas['TurnDto'];
 type Status = Turn['status'];
@@ -70,36 +70,31 @@ export function Turns() {
         </label>
       </div>
       <Failure error={error} />
-      {data && data.data.length === 0 && <p class="muted">{t('turns.none')}</p>}
-      {data && data.data.length > 0 && (
-        <div class="scroll">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{t('turns.contact')}</th>
-                <th scope="col">{t('events.instance')}</th>
-                <th scope="col">{t('turns.status')}</th>
-                <th scope="col">{t('turns.error')}</th>
-                <th scope="col">{t('admin.updated')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.data.map((turn) => (
-                <tr key={turn.id}>
-                  <td>
-                    <a href={`/console/turns/${turn.id}`}>{contactOf(turn)}</a>
-                  </td>
-                  <td>{instanceName(turn.instance_id)}</td>
-                  <td>{t(`turns.statuses.${turn.status}`)}</td>
-                  <td class="error-text">{turn.last_error ?? ''}</td>
-                  <td>
-                    <At iso={turn.updated_at} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+      {data && (
+        <Table
+          columns={[
+            t('turns.contact'),
+            t('events.instance'),
+            t('turns.status'),
+            t('turns.error'),
+            t('admin.updated'),
+          ]}
+          items={data.data}
+          empty={t('turns.none')}
+          row={(turn) => (
+            <tr key={turn.id}>
+              <td>
+                <a href={`/console/turns/${turn.id}`}>{contactOf(turn)}</a>
+              </td>
+              <td>{instanceName(turn.instance_id)}</td>
+              <td>{t(`turns.statuses.${turn.status}`)}</td>
+              <td class="error-text">{turn.last_error ?? ''}</td>
+              <td>
+                <At iso={turn.updated_at} />
+              </td>
+            </tr>
+          )}
+        />
       )}
       {pager(data?.next_cursor)}
     </Page>

@@ -197,3 +197,44 @@ export function usePages(): {
     ),
   };
 }
+
+/**
+ * A list as a table that scrolls sideways in its own box on a narrow screen,
+ * or `empty` when there is nothing; `actions`: a last column of buttons.
+ */
+export function Table<T>({
+  columns,
+  items,
+  empty,
+  row,
+  actions = false,
+}: {
+  columns: string[];
+  items: T[];
+  empty: string;
+  row: (item: T) => JSX.Element;
+  actions?: boolean;
+}) {
+  if (items.length === 0) return <p class="muted">{empty}</p>;
+  return (
+    <div class="scroll">
+      <table>
+        <thead>
+          <tr>
+            {columns.map((column) => (
+              <th key={column} scope="col">
+                {column}
+              </th>
+            ))}
+            {actions && (
+              <th scope="col">
+                <span class="visually-hidden">{t('admin.actions')}</span>
+              </th>
+            )}
+          </tr>
+        </thead>
+        <tbody>{items.map(row)}</tbody>
+      </table>
+    </div>
+  );
+}

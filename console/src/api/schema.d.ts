@@ -2345,7 +2345,7 @@ export interface components {
              */
             wamid: string;
         };
-        QuotedMessageDto: {
+        MessageLineDto: {
             wamid: string;
             /** @enum {string} */
             direction: "inbound" | "outbound";
@@ -2401,7 +2401,7 @@ export interface components {
              */
             turn_status: "claimed" | "calling" | "answered" | "sending" | "done" | "failed" | "skipped" | null;
             /** @description The message it replies to (inbound: the platform’s context; outbound: the send’s reply_to), when it is in this conversation */
-            quoted: components["schemas"]["QuotedMessageDto"] | null;
+            quoted: components["schemas"]["MessageLineDto"] | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */

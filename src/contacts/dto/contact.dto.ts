@@ -153,7 +153,8 @@ export class ContactDto {
   }
 }
 
-export class LastMessageDto {
+/** A message in a line: a list's last message, a reply's quoted message. */
+export class MessageLineDto {
   @ApiProperty() wamid: string;
   @ApiProperty({ enum: ['inbound', 'outbound'] }) direction: 'inbound' | 'outbound';
   @ApiProperty({ example: 'text' }) type: string;
@@ -170,6 +171,9 @@ export class LastMessageDto {
     description: 'Outbound: who sent it',
   })
   sent_by: string | null;
+}
+
+export class LastMessageDto extends MessageLineDto {
   @ApiProperty({ format: 'date-time' }) created_at: string;
 }
 

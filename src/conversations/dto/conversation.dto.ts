@@ -3,7 +3,7 @@ import { IsOptional, Matches } from 'class-validator';
 import { PersonDto, PersonProperty } from '../../accounts/dto/person.dto.js';
 import { InstanceScopedDto } from '../../common/instance-scoped.dto.js';
 import { PageLimit } from '../../common/page-query.dto.js';
-import { ContactDto } from '../../contacts/dto/contact.dto.js';
+import { ContactDto, MessageLineDto } from '../../contacts/dto/contact.dto.js';
 import { MessageErrorDto } from '../../messages/dto/message.dto.js';
 import type { ConversationMessage } from '../../messages/message.store.js';
 import { TURN_STATES } from '../../turns/turn-states.js';
@@ -46,25 +46,6 @@ export class ConversationQueryDto extends InstanceScopedDto {
   limit?: number;
 }
 
-export class QuotedMessageDto {
-  @ApiProperty() wamid: string;
-  @ApiProperty({ enum: ['inbound', 'outbound'] }) direction: 'inbound' | 'outbound';
-  @ApiProperty({ example: 'text' }) type: string;
-  @ApiProperty({
-    type: String,
-    nullable: true,
-    description: 'Its text, caption or file name (the first 120 characters); null when none',
-  })
-  text: string | null;
-  @ApiProperty({
-    type: String,
-    nullable: true,
-    enum: ['api', 'agent', 'person'],
-    description: 'Outbound: who sent it',
-  })
-  sent_by: string | null;
-}
-
 export class ConversationMessageDto {
   @ApiProperty() wamid: string;
   @ApiProperty({ enum: ['inbound', 'outbound'] }) direction: string;
@@ -103,12 +84,12 @@ export class ConversationMessageDto {
   })
   turn_status: string | null;
   @ApiProperty({
-    type: QuotedMessageDto,
+    type: MessageLineDto,
     nullable: true,
     description:
       'The message it replies to (inbound: the platform’s context; outbound: the send’s reply_to), when it is in this conversation',
   })
-  quoted: QuotedMessageDto | null;
+  quoted: MessageLineDto | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
   @ApiProperty({
