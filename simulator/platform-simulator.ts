@@ -50,6 +50,121 @@ export const NUMBER_DETAILS = {
 /** What the fake platform serves as a user's media file. */
 export const MEDIA_CONTENT = 'fake-jpeg-bytes-0123456789';
 
+/** A template of the simulated catalogue, as the platform lists it. */
+export interface SimulatedTemplate {
+  id: string;
+  name: string;
+  language: string;
+  status: string;
+  category: string;
+  parameter_format?: string;
+  components: Array<Record<string, unknown>>;
+  quality_score?: { score: string };
+  rejected_reason?: string;
+}
+
+/**
+ * The catalogue every business account starts with in the simulator: a
+ * utility template with a header, body and URL-button variable in two
+ * languages, a marketing one with named variables, and a paused one.
+ */
+export const SIMULATED_TEMPLATES: SimulatedTemplate[] = [
+  {
+    id: '880000000000001',
+    name: 'shipping_update',
+    language: 'pt_BR',
+    status: 'APPROVED',
+    category: 'UTILITY',
+    parameter_format: 'POSITIONAL',
+    quality_score: { score: 'GREEN' },
+    components: [
+      { type: 'HEADER', format: 'TEXT', text: 'Pedido {{1}}', example: { header_text: ['#1042'] } },
+      {
+        type: 'BODY',
+        text: 'Olá {{1}}, seu pedido saiu para entrega e chega em {{2}}.',
+        example: { body_text: [['Maria', '2 dias']] },
+      },
+      { type: 'FOOTER', text: 'Loja Acme' },
+      {
+        type: 'BUTTONS',
+        buttons: [
+          {
+            type: 'URL',
+            text: 'Acompanhar',
+            url: 'https://loja.example.com/pedidos/{{1}}',
+            example: ['https://loja.example.com/pedidos/1042'],
+          },
+        ],
+      },
+    ],
+  },
+  {
+    id: '880000000000002',
+    name: 'shipping_update',
+    language: 'en_US',
+    status: 'APPROVED',
+    category: 'UTILITY',
+    parameter_format: 'POSITIONAL',
+    quality_score: { score: 'GREEN' },
+    components: [
+      { type: 'HEADER', format: 'TEXT', text: 'Order {{1}}', example: { header_text: ['#1042'] } },
+      {
+        type: 'BODY',
+        text: 'Hi {{1}}, your order is on its way and arrives in {{2}}.',
+        example: { body_text: [['Maria', '2 days']] },
+      },
+      {
+        type: 'BUTTONS',
+        buttons: [
+          {
+            type: 'URL',
+            text: 'Track',
+            url: 'https://shop.example.com/orders/{{1}}',
+            example: ['https://shop.example.com/orders/1042'],
+          },
+        ],
+      },
+    ],
+  },
+  {
+    id: '880000000000003',
+    name: 'autumn_sale',
+    language: 'pt_BR',
+    status: 'APPROVED',
+    category: 'MARKETING',
+    parameter_format: 'NAMED',
+    quality_score: { score: 'GREEN' },
+    components: [
+      {
+        type: 'BODY',
+        text: 'Oi {{first_name}}! Use o cupom {{code}} e ganhe 20% de desconto.',
+        example: {
+          body_text_named_params: [
+            { param_name: 'first_name', example: 'Maria' },
+            { param_name: 'code', example: 'OUTONO20' },
+          ],
+        },
+      },
+      { type: 'FOOTER', text: 'Responda PARAR para não receber ofertas' },
+      { type: 'BUTTONS', buttons: [{ type: 'QUICK_REPLY', text: 'Parar promoções' }] },
+    ],
+  },
+  {
+    id: '880000000000004',
+    name: 'winter_sale',
+    language: 'pt_BR',
+    status: 'PAUSED',
+    category: 'MARKETING',
+    parameter_format: 'POSITIONAL',
+    quality_score: { score: 'RED' },
+    rejected_reason: 'NONE',
+    components: [{ type: 'BODY', text: 'Inverno com 30% de desconto!' }],
+  },
+];
+
+const TEMPLATE_NAME = /^[a-z0-9_]{1,512}$/;
+const TEMPLATE_CATEGORIES = new Set(['MARKETING', 'UTILITY', 'AUTHENTICATION']);
+
 export function platformError(code: number, message = 'error', status = 400): FakeAnswer {
   return {
     status,
@@ -79,7 +194,7 @@ function newRunId(): string {
 /**
  * The platform simulator: a real HTTP server that speaks the platform calls
  * the service makes (number details, phone numbers, register, request_code,
- * verify_code, messages, media), records what it receives, and answers like
+ * verify_code, messages, media, template catalogues), records what it receives, and answers like
  * the platform unless a test scripts other answers with `on()`.
  * `npm run simulator` runs it; the end-to-end tests use it as their platform.
  */
@@ -93,6 +208,9 @@ export class PlatformSimulator {
   /** Messages the simulator accepted, with the wamid it gave each. */
   readonly accepted: Array<{ wamid: string; message: Record<string, unknown> }> = [];
   private uploads = 0;
+  private createdTemplates = 0;
+  /** Each business account's template catalogue, from SIMULATED_TEMPLATES when first read. */
+  private readonly catalogues = new Map<string, SimulatedTemplate[]>();
   private server: Server;
   url: string;
   /** Part of every wamid and media id this simulator gives ('' when sequential). */
@@ -129,7 +247,18 @@ export class PlatformSimulator {
     });
   }
 
+  /** The account's catalogue, as the platform would list it (a live array: tests may change it). */
+  templates(channelAccountId: string): SimulatedTemplate[] {
+    let catalogue = this.catalogues.get(channelAccountId);
+    if (!catalogue) {
+      catalogue = structuredClone(SIMULATED_TEMPLATES);
+      this.catalogues.set(channelAccountId, catalogue);
+    }
+    return catalogue;
+  }
+
   reset(): void {
+    this.catalogues.clear();
     this.routes.length = 0;
     this.requests.length = 0;
     this.accepted.length = 0;
@@ -253,7 +382,80 @@ export class PlatformSimulator {
         body: { messaging_product: 'messenger', contacts: [contact], messages: [{ id: wamid }] },
       };
     }
+    if (action === 'message_templates') return this.templateAnswer(request, id);
     if (request.method === 'POST' && ['register', 'request_code', 'verify_code'].includes(action)) {
+      return { body: { success: true } };
+    }
+    return platformError(100, 'Unsupported request', 400);
+  }
+
+  /** GET (paged by `limit` and `after`, filtered by `name`), POST and DELETE of a catalogue. */
+  private templateAnswer(request: RecordedRequest, account: string): FakeAnswer {
+    const catalogue = this.templates(account);
+    if (request.method === 'GET') {
+      const listed = request.query.name
+        ? catalogue.filter((template) => template.name === request.query.name)
+        : catalogue;
+      const limit = Math.max(1, Math.min(Number(request.query.limit ?? 25) || 25, 1000));
+      const offset = request.query.after
+        ? Number(Buffer.from(request.query.after, 'base64url').toString('utf8')) || 0
+        : 0;
+      const data = listed.slice(offset, offset + limit);
+      const cursor = (at: number) => Buffer.from(String(at)).toString('base64url');
+      const more = offset + limit < listed.length;
+      return {
+        body: {
+          data,
+          paging: {
+            cursors: { before: cursor(offset), after: cursor(offset + data.length) },
+            ...(more
+              ? {
+                  next: `${this.url}${request.path}?limit=${limit}&after=${cursor(offset + data.length)}`,
+                }
+              : {}),
+          },
+        },
+      };
+    }
+    if (request.method === 'POST') {
+      const draft = (request.body ?? {}) as Record<string, unknown>;
+      const components = Array.isArray(draft.components)
+        ? (draft.components as Array<Record<string, unknown>>)
+        : [];
+      if (
+        typeof draft.name !== 'string' ||
+        !TEMPLATE_NAME.test(draft.name) ||
+        typeof draft.language !== 'string' ||
+        !TEMPLATE_CATEGORIES.has(String(draft.category)) ||
+        !components.some((component) => String(component.type).toUpperCase() === 'BODY')
+      ) {
+        return platformError(100, 'Invalid parameter');
+      }
+      if (catalogue.some((t) => t.name === draft.name && t.language === draft.language)) {
+        return platformError(100, 'Content in this language already exists');
+      }
+      const template: SimulatedTemplate = {
+        id: `890000000${String(++this.createdTemplates).padStart(6, '0')}`,
+        name: draft.name,
+        language: draft.language,
+        status: 'PENDING',
+        category: String(draft.category),
+        ...(typeof draft.parameter_format === 'string'
+          ? { parameter_format: draft.parameter_format }
+          : {}),
+        components,
+      };
+      catalogue.push(template);
+      return { body: { id: template.id, status: template.status, category: template.category } };
+    }
+    if (request.method === 'DELETE') {
+      const doomed = catalogue.filter(
+        (template) =>
+          template.name === request.query.name &&
+          (!request.query.hsm_id || template.id === request.query.hsm_id),
+      );
+      if (doomed.length === 0) return platformError(100, 'Template not found', 404);
+      for (const template of doomed) catalogue.splice(catalogue.indexOf(template), 1);
       return { body: { success: true } };
     }
     return platformError(100, 'Unsupported request', 400);
@@ -418,6 +620,61 @@ export function simulateTemplateEvent(
         message_template_name: templateName,
         message_template_language: language,
         reason: null,
+      },
+      Math.floor(Date.now() / 1000),
+    ),
+  );
+}
+
+/** A template quality change (`message_template_quality_update`). */
+export function simulateTemplateQuality(
+  target: WebhookTarget,
+  templateId: string,
+  templateName: string,
+  quality: { previous: string; next: string },
+  language = 'pt_BR',
+): Promise<number> {
+  return deliverSigned(
+    target,
+    envelope(
+      target,
+      'message_template_quality_update',
+      {
+        previous_quality_score: quality.previous,
+        new_quality_score: quality.next,
+        message_template_id: Number(templateId),
+        message_template_name: templateName,
+        message_template_language: language,
+      },
+      Math.floor(Date.now() / 1000),
+    ),
+  );
+}
+
+/**
+ * A template re-categorised (`template_category_update`): announced a day
+ * ahead (`correct_category`), or made (`new_category`).
+ */
+export function simulateTemplateCategory(
+  target: WebhookTarget,
+  templateId: string,
+  templateName: string,
+  category: { previous: string; next: string; announced?: boolean },
+  language = 'pt_BR',
+): Promise<number> {
+  return deliverSigned(
+    target,
+    envelope(
+      target,
+      'template_category_update',
+      {
+        message_template_id: Number(templateId),
+        message_template_name: templateName,
+        message_template_language: language,
+        previous_category: category.previous,
+        ...(category.announced
+          ? { correct_category: category.next }
+          : { new_category: category.next }),
       },
       Math.floor(Date.now() / 1000),
     ),

@@ -33,6 +33,8 @@ import { TurnsApiModule } from './turns/turns-api.module.js';
 import { TurnsWorkerModule } from './turns/turns-worker.module.js';
 import { WebhookWorkerModule } from './webhook/webhook-worker.module.js';
 import { WebhookApiModule } from './webhook/webhook-api.module.js';
+import { TemplatesApiModule } from './templates/templates-api.module.js';
+import { TemplatesWorkerModule } from './templates/templates-worker.module.js';
 
 @Module({})
 export class AppModule {
@@ -67,10 +69,17 @@ export class AppModule {
         ConversationsApiModule,
         LiveApiModule,
         OverviewApiModule,
+        TemplatesApiModule,
       );
     }
     if (config.runsWorkers) {
-      imports.push(TurnsWorkerModule, WebhookWorkerModule, SendWorkerModule, EventsWorkerModule);
+      imports.push(
+        TurnsWorkerModule,
+        WebhookWorkerModule,
+        SendWorkerModule,
+        EventsWorkerModule,
+        TemplatesWorkerModule,
+      );
     }
     return {
       module: AppModule,

@@ -194,6 +194,12 @@ describe('OpenAPI document', () => {
         ...SEND_KINDS.map((kind) => `send${kind[0].toUpperCase()}${kind.slice(1)}`),
         'startHandoff',
         'uploadMedia',
+        'listTemplates',
+        'getTemplate',
+        'createTemplate',
+        'deleteTemplate',
+        'previewTemplate',
+        'syncTemplates',
       ].sort(),
     );
     // Each of them shows what an operator's token may be answered.

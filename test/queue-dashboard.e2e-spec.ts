@@ -42,6 +42,7 @@ describe('queue dashboard (/admin/queues)', () => {
     expect(queues.body.queues.map((q) => q.name).sort()).toEqual([
       'contact-buffers',
       'outbound-records',
+      'template-syncs',
       'turns',
     ]);
   });

@@ -16,6 +16,7 @@ import {
 } from '../instances/dto/instance-responses.dto.js';
 import { UpdateInstanceDto } from '../instances/dto/update-instance.dto.js';
 import { InstancesService } from '../instances/instances.service.js';
+import { TemplatesService } from '../templates/templates.service.js';
 import {
   PLATFORM_INVALID_TOKEN,
   PLATFORM_UNAVAILABLE,
@@ -32,7 +33,10 @@ const NOT_FOUND = new AppException('instance_not_found', `Instance ${EXAMPLE_ID}
 @AdminAuth()
 @Controller('admin/instances')
 export class InstancesController {
-  constructor(private readonly instances: InstancesService) {}
+  constructor(
+    private readonly instances: InstancesService,
+    private readonly templates: TemplatesService,
+  ) {}
 
   @Post()
   @ApiOperation({
@@ -63,7 +67,10 @@ export class InstancesController {
     PLATFORM_UNAVAILABLE,
   )
   async create(@Body() dto: CreateInstanceDto): Promise<CreatedInstanceDto> {
-    return CreatedInstanceDto.from(await this.instances.create(dto));
+    const instance = await this.instances.create(dto);
+    // The new number's account catalogue, read by the workers.
+    await this.templates.requestSync(instance);
+    return CreatedInstanceDto.from(instance);
   }
 
   @Get()
@@ -144,6 +151,8 @@ export class InstancesController {
     @Body() dto: UpdateInstanceDto,
   ): Promise<UpdatedInstanceDto> {
     const instance = await this.instances.update(id, dto);
+    // A new token may read a catalogue the old one could not.
+    if (dto.access_token !== undefined) await this.templates.requestSync(instance);
     return { id: instance.id, name: instance.name, updated_at: instance.updated_at.toISOString() };
   }
 

@@ -17,6 +17,7 @@ export const ERROR_STATUS = {
   event_subscription_not_found: 404,
   event_delivery_not_found: 404,
   contact_not_found: 404,
+  template_id_not_found: 404,
   method_not_allowed: 405,
   instance_inactive: 409,
   instance_exists: 409,
@@ -30,6 +31,11 @@ export const ERROR_STATUS = {
   event_target_refused: 422,
   event_replay_timeout: 422,
   contact_opted_out: 422,
+  template_not_found: 422,
+  template_not_approved: 422,
+  template_parameter_mismatch: 422,
+  template_text_too_long: 422,
+  template_policy_violation: 422,
   platform_rejected: 422,
   rate_limited: 429,
   platform_rate_limited: 429,
@@ -61,6 +67,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   event_subscription_not_found: 'no event subscription with that id',
   event_delivery_not_found: 'no event delivery with that id',
   contact_not_found: 'no contact with that number or user id for the instance',
+  template_id_not_found:
+    "no template with that id in the catalogue of the instance's business account",
   method_not_allowed: 'the route does not take that method',
   instance_inactive: 'the instance is deactivated',
   instance_exists: 'an instance for that phone_number_id exists already',
@@ -80,6 +88,15 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
     'an event subscription URL that is not https in production, or resolves to a loopback, private, link-local or metadata address',
   event_replay_timeout:
     'an event replay did not finish within EVENT_REPLAY_TIMEOUT_MS and was rolled back (nothing queued): replay a shorter range',
+  template_not_found:
+    "a template send (or a campaign) naming a template the catalogue lacks in that language; `details` lists the languages it has. Also the platform's 132001",
+  template_not_approved:
+    "a template send to a template that is not approved (paused, disabled, pending, rejected); `details` gives its status. Also the platform's 132015 (paused) and 132016 (disabled)",
+  template_parameter_mismatch:
+    "the platform's 132000 (parameter count) or 132012 (parameter format): the catalogue was refreshed for the template",
+  template_text_too_long: "the platform's 132005: the text with the parameters put in is too long",
+  template_policy_violation:
+    "the platform's 132007: the content breaks the platform's format policy",
   platform_rejected:
     'the platform refused the request; `details` carries its code, message and fbtrace_id',
   rate_limited:

@@ -510,6 +510,20 @@ export class AppConfig {
   @Max(300, { message: 'LIVE_STREAM_REST_S must be a number of seconds from 0.1 to 300' })
   LIVE_STREAM_REST_S = 15;
 
+  /**
+   * How often the workers read every business account's template catalogue
+   * from the platform (webhooks keep it current between); 0: never on a timer.
+   */
+  @Type(() => Number)
+  @IsInt({ message: 'TEMPLATE_SYNC_INTERVAL_S must be a whole number of seconds from 0 to 604800' })
+  @Min(0, {
+    message: 'TEMPLATE_SYNC_INTERVAL_S must be a whole number of seconds from 0 to 604800',
+  })
+  @Max(604800, {
+    message: 'TEMPLATE_SYNC_INTERVAL_S must be a whole number of seconds from 0 to 604800',
+  })
+  TEMPLATE_SYNC_INTERVAL_S = 3600;
+
   /** How long a handoff without `until` (or one the agent asked for) lasts. */
   @Type(() => Number)
   @IsNumber({}, { message: 'HANDOFF_DEFAULT_S must be a number of seconds from 1 to 2592000' })

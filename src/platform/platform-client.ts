@@ -22,9 +22,19 @@ import type { PlatformMessage } from './platform-message.js';
 import type {
   PhoneNumberDetails,
   PhoneNumberRecord,
+  PlatformTemplate,
+  PlatformTemplateCreated,
+  PlatformTemplateDraft,
   RegisterRequest,
   RequestCodeRequest,
 } from './platform.types.js';
+
+/** The template fields a catalogue sync asks for. */
+const TEMPLATE_FIELDS =
+  'id,name,language,status,category,previous_category,parameter_format,components,quality_score,rejected_reason';
+
+/** Templates per page of a catalogue sync (the platform's maximum is higher; this keeps answers small). */
+export const TEMPLATE_PAGE_SIZE = 100;
 
 export const PLATFORM_MAX_ATTEMPTS = 3;
 
@@ -242,6 +252,66 @@ export class PlatformClient implements OnApplicationShutdown {
       });
     }
     return wamid;
+  }
+
+  /**
+   * One page of a business account's templates; `after` is the previous
+   * page's cursor. `next` is absent on the last page.
+   */
+  async listTemplates(
+    channelAccountId: string,
+    token: string,
+    after?: string,
+  ): Promise<{ templates: PlatformTemplate[]; next?: string }> {
+    const answer = await this.call<{
+      data?: PlatformTemplate[];
+      paging?: { cursors?: { after?: string }; next?: string };
+    }>({
+      method: 'GET',
+      path: `/${segment(channelAccountId)}/message_templates`,
+      token,
+      params: {
+        fields: TEMPLATE_FIELDS,
+        limit: String(TEMPLATE_PAGE_SIZE),
+        ...(after ? { after } : {}),
+      },
+      idempotent: true,
+    });
+    const templates = answer.data ?? [];
+    // The platform names a next page only when there is one (`paging.next`).
+    const next = answer.paging?.next ? answer.paging.cursors?.after : undefined;
+    return { templates, next: templates.length > 0 ? next : undefined };
+  }
+
+  /** Submits a template for review; not repeated on a timeout (it could be created twice). */
+  async createTemplate(
+    channelAccountId: string,
+    token: string,
+    draft: PlatformTemplateDraft,
+  ): Promise<PlatformTemplateCreated> {
+    return this.call<PlatformTemplateCreated>({
+      method: 'POST',
+      path: `/${segment(channelAccountId)}/message_templates`,
+      token,
+      data: draft,
+      idempotent: false,
+    });
+  }
+
+  /** Deletes a template by name: every language, or the one `templateId` names. */
+  async deleteTemplate(
+    channelAccountId: string,
+    token: string,
+    name: string,
+    templateId?: string,
+  ): Promise<void> {
+    await this.call({
+      method: 'DELETE',
+      path: `/${segment(channelAccountId)}/message_templates`,
+      token,
+      params: { name, ...(templateId ? { hsm_id: templateId } : {}) },
+      idempotent: true,
+    });
   }
 
   /** Marks a message read and shows the typing indicator while the agent works (best effort). */

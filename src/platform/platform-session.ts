@@ -4,6 +4,9 @@ import type { PlatformMessage } from './platform-message.js';
 import type {
   PhoneNumberDetails,
   PhoneNumberRecord,
+  PlatformTemplate,
+  PlatformTemplateCreated,
+  PlatformTemplateDraft,
   RegisterRequest,
   RequestCodeRequest,
 } from './platform.types.js';
@@ -65,6 +68,21 @@ export class PlatformSession {
   ): Promise<string> {
     return this.watch(
       this.client.sendMessage(this.phoneNumberId, this.#token, message, beforeRetry),
+    );
+  }
+
+  /** One page of the business account's templates. */
+  templates(after?: string): Promise<{ templates: PlatformTemplate[]; next?: string }> {
+    return this.watch(this.client.listTemplates(this.channelAccountId, this.#token, after));
+  }
+
+  createTemplate(draft: PlatformTemplateDraft): Promise<PlatformTemplateCreated> {
+    return this.watch(this.client.createTemplate(this.channelAccountId, this.#token, draft));
+  }
+
+  deleteTemplate(name: string, templateId?: string): Promise<void> {
+    return this.watch(
+      this.client.deleteTemplate(this.channelAccountId, this.#token, name, templateId),
     );
   }
 

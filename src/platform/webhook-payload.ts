@@ -67,10 +67,29 @@ export interface InboundStatus {
   errors?: unknown[];
 }
 
+/**
+ * A template change: `message_template_status_update` (event, reason,
+ * category), `message_template_quality_update` (the scores) or
+ * `template_category_update` (the categories; `correct_category` when the
+ * platform announces the change a day ahead).
+ */
 export interface TemplateStatusValue {
   event?: string;
   message_template_id?: number | string;
   message_template_name?: string;
   message_template_language?: string;
+  message_template_category?: string;
   reason?: string | null;
+  previous_quality_score?: string;
+  new_quality_score?: string;
+  previous_category?: string;
+  new_category?: string;
+  correct_category?: string;
 }
+
+/** The webhook fields that tell of a template's changes. */
+export const TEMPLATE_FIELDS = [
+  'message_template_status_update',
+  'message_template_quality_update',
+  'template_category_update',
+] as const;

@@ -45,10 +45,33 @@ export interface TurnRunJob {
 export const OUTBOUND_RECORD_QUEUE = 'outbound-records';
 export const OUTBOUND_RECORD_JOB = 'record';
 
-export type QueueName = typeof BUFFER_QUEUE | typeof TURN_QUEUE | typeof OUTBOUND_RECORD_QUEUE;
+/**
+ * Template catalogue syncs: one account's on request (an instance created, its
+ * token changed, the platform saying a template moved), deduplicated per
+ * account, and every account's every TEMPLATE_SYNC_INTERVAL_S (a job scheduler).
+ */
+export const TEMPLATE_SYNC_QUEUE = 'template-syncs';
+export const TEMPLATE_SYNC_JOB = 'sync';
+export const TEMPLATE_SYNC_ALL_JOB = 'sync-all';
+
+export interface TemplateSyncJob {
+  /** The instance whose token reads its account's catalogue; absent for sync-all. */
+  instanceId?: string;
+}
+
+export type QueueName =
+  | typeof BUFFER_QUEUE
+  | typeof TURN_QUEUE
+  | typeof OUTBOUND_RECORD_QUEUE
+  | typeof TEMPLATE_SYNC_QUEUE;
 
 /** Every BullMQ queue (the webhook stream is not one), as the dashboard lists them. */
-export const QUEUE_NAMES: QueueName[] = [BUFFER_QUEUE, TURN_QUEUE, OUTBOUND_RECORD_QUEUE];
+export const QUEUE_NAMES: QueueName[] = [
+  BUFFER_QUEUE,
+  TURN_QUEUE,
+  OUTBOUND_RECORD_QUEUE,
+  TEMPLATE_SYNC_QUEUE,
+];
 
 /** How each queue's jobs are retried and kept. Jobs add their own delay and deduplication. */
 export const JOB_OPTIONS: Record<QueueName, DefaultJobOptions> = {
@@ -63,6 +86,13 @@ export const JOB_OPTIONS: Record<QueueName, DefaultJobOptions> = {
   [TURN_QUEUE]: {
     attempts: 8,
     backoff: { type: 'exponential', delay: 1000 },
+    removeOnComplete: true,
+    removeOnFail: { age: 24 * 3600 },
+  },
+  // A sync the platform or the database failed is tried again; the next interval's covers it too.
+  [TEMPLATE_SYNC_QUEUE]: {
+    attempts: 5,
+    backoff: { type: 'exponential', delay: 5000 },
     removeOnComplete: true,
     removeOnFail: { age: 24 * 3600 },
   },

@@ -1,5 +1,5 @@
 import type { PlatformMessage } from '../platform/platform-message.js';
-import type { MediaDto } from './dto/media.dto.js';
+import type { MediaDto } from '../common/media.dto.js';
 import type { SendInteractiveDto } from './dto/send-interactive.dto.js';
 import type { SendKind, SendRequests } from './send-kinds.js';
 

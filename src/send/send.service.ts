@@ -9,6 +9,7 @@ import {
   type Recipient,
 } from '../messages/messages.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import { TemplatesService } from '../templates/templates.service.js';
 import { buildPlatformMessage, readdressed } from './outbound-message.builder.js';
 import type { SendKind, SendRequests } from './send-kinds.js';
 import { OutboundRecordQueue } from './outbound-records.js';
@@ -49,6 +50,7 @@ export class SendService {
     private readonly pacer: SendPacer,
     private readonly metrics: MetricsService,
     private readonly parked: OutboundRecordQueue,
+    private readonly templates: TemplatesService,
   ) {}
 
   /** Sends one message as the instance; returns its wamid. */
@@ -62,6 +64,9 @@ export class SendService {
     const person = sender && 'person' in sender ? sender.person : null;
     const asked = recipientOf(request);
     let recipient = asked;
+    const template = kind === 'template' ? (request as SendRequests['template']) : null;
+    // A template the catalogue knows is checked here, not found wrong by the platform later.
+    if (template) await this.templates.checkSend(instance, template);
     if (!reply) {
       if (kind !== 'template') await this.messages.assertWindowOpen(instance.id, recipient);
       // Nothing goes out that could not be recorded: with the store away, 503 and no send.
@@ -83,12 +88,16 @@ export class SendService {
       return readdressed(message, recipient);
     };
     const session = this.instances.session(instance);
-    const wamid = await this.pacer.run(
-      instance.phone_number_id,
-      addressOf(asked),
-      // A client's send read its address a moment ago: only a wait makes it worth reading again.
-      async (waited) => session.sendMessage(reply || waited ? await current() : message, current),
-    );
+    const wamid = await this.pacer
+      .run(
+        instance.phone_number_id,
+        addressOf(asked),
+        // A client's send read its address a moment ago: only a wait makes it worth reading again.
+        async (waited) => session.sendMessage(reply || waited ? await current() : message, current),
+      )
+      .catch((error: unknown) => {
+        throw template ? this.templates.explainSendError(instance, template, error) : error;
+      });
     if (!reply) {
       // The person's pause follows the moment the message went out, not the
       // moment it was asked for (pacing and retries come between); within the

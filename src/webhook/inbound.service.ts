@@ -18,7 +18,9 @@ import type {
   TemplateStatusValue,
   WebhookEnvelope,
 } from '../platform/webhook-payload.js';
+import { TEMPLATE_FIELDS } from '../platform/webhook-payload.js';
 import { TemplateStore } from '../templates/template.store.js';
+import type { TemplateEvent } from '../templates/template.types.js';
 import type { DeliveryHandler } from '../webhook-stream/delivery-handler.js';
 import {
   fallbackBody,
@@ -126,6 +128,7 @@ export class InboundService implements DeliveryHandler {
     const work = new Map<string, InstanceWork>();
     const templateEvents: Array<{
       entry: { id?: unknown; time?: unknown };
+      field: (typeof TEMPLATE_FIELDS)[number];
       value: TemplateStatusValue;
       receivedAt: Date;
     }> = [];
@@ -144,8 +147,8 @@ export class InboundService implements DeliveryHandler {
         for (const change of array(entry?.changes)) {
           if (change?.field === 'messages' && change.value) {
             await this.collect(change.value, receivedAt, work, result);
-          } else if (change?.field === 'message_template_status_update' && change.value) {
-            templateEvents.push({ entry, value: change.value, receivedAt });
+          } else if (isTemplateField(change?.field) && change.value) {
+            templateEvents.push({ entry, field: change.field, value: change.value, receivedAt });
           }
         }
       }
@@ -159,8 +162,8 @@ export class InboundService implements DeliveryHandler {
       for (const contactId of stored.recheck) recheck.set(contactId, { instanceId, contactId });
       await this.applyStatuses(instanceWork, result);
     }
-    for (const { entry, value, receivedAt } of templateEvents) {
-      await this.storeTemplateEvent(entry.id, entry.time, value, receivedAt, result);
+    for (const { entry, field, value, receivedAt } of templateEvents) {
+      await this.storeTemplateEvent(entry.id, entry.time, field, value, receivedAt, result);
     }
     for (const outcome of ['duplicates', 'unrouted', 'inactive', 'invalid'] as const) {
       if (result[outcome] > 0) {
@@ -390,10 +393,11 @@ export class InboundService implements DeliveryHandler {
     }
   }
 
-  /** Keeps every template event, and the latest status per template. */
+  /** Keeps every template event, and moves the catalogue's template forward. */
   private async storeTemplateEvent(
     channelAccountId: unknown,
     time: unknown,
+    field: (typeof TEMPLATE_FIELDS)[number],
     value: TemplateStatusValue,
     receivedAt: Date,
     result: DeliveryResult,
@@ -409,8 +413,8 @@ export class InboundService implements DeliveryHandler {
       return;
     }
     const templateId = fitText(String(value.message_template_id ?? ''), 64);
-    const event = fitText(value.event, 32);
-    if (!templateId || !event) {
+    const change = templateChange(field, value);
+    if (!templateId || !change) {
       result.invalid++;
       return;
     }
@@ -419,10 +423,50 @@ export class InboundService implements DeliveryHandler {
       templateId,
       templateName: fitText(value.message_template_name, 512),
       templateLanguage: fitText(value.message_template_language, 16),
-      event,
-      reason: fitText(value.reason, 4096),
+      ...change,
       at: messageTime(time, receivedAt),
     });
     result.templateEvents++;
   }
+}
+
+function isTemplateField(field: unknown): field is (typeof TEMPLATE_FIELDS)[number] {
+  return (TEMPLATE_FIELDS as readonly unknown[]).includes(field);
+}
+
+/** What a template field's value changes; null when it names no change. */
+function templateChange(
+  field: (typeof TEMPLATE_FIELDS)[number],
+  value: TemplateStatusValue,
+): Pick<
+  TemplateEvent,
+  'change' | 'event' | 'reason' | 'quality' | 'category' | 'previousCategory' | 'announced'
+> | null {
+  if (field === 'message_template_status_update') {
+    const event = fitText(value.event, 32);
+    return event
+      ? {
+          change: 'status',
+          event,
+          reason: fitText(value.reason, 4096),
+          category: fitText(value.message_template_category, 32),
+        }
+      : null;
+  }
+  if (field === 'message_template_quality_update') {
+    const quality = fitText(value.new_quality_score, 16);
+    return quality ? { change: 'quality', event: quality, reason: null, quality } : null;
+  }
+  // A notice names the category to come (`correct_category`); the change names the new one.
+  const announced = !value.new_category && Boolean(value.correct_category);
+  const category = fitText(value.new_category ?? value.correct_category, 32);
+  if (!category) return null;
+  return {
+    change: 'category',
+    event: announced ? `ANNOUNCED_${category}`.slice(0, 32) : category,
+    reason: announced ? 'announced' : null,
+    category,
+    previousCategory: fitText(value.previous_category, 32),
+    announced,
+  };
 }

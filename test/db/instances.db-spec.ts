@@ -3,6 +3,7 @@ import { ApiKeyStore } from '../../src/auth/api-key.store.js';
 import { sqlState, UNIQUE_VIOLATION } from '../../src/database/sql.js';
 import { InstanceStore, type NewInstance } from '../../src/instances/instance.store.js';
 import { TemplateStore } from '../../src/templates/template.store.js';
+import type { SyncedTemplate } from '../../src/templates/template.types.js';
 import type { TemplateEvent } from '../../src/templates/template.types.js';
 import { insertInstance, insertSubscription, useMigratedDatabase } from './support.js';
 
@@ -319,6 +320,156 @@ describe('TemplateStore', () => {
   });
 });
 
+describe('TemplateStore catalogue', () => {
+  const synced = (id: string, fields: Partial<SyncedTemplate> = {}): SyncedTemplate => ({
+    id,
+    name: 'order_update',
+    language: 'pt_BR',
+    status: 'APPROVED',
+    category: 'UTILITY',
+    components: [{ type: 'BODY', text: 'Hi {{1}}' }],
+    parameterFormat: 'positional',
+    quality: 'GREEN',
+    reason: null,
+    previousCategory: null,
+    ...fields,
+  });
+
+  it('saveSynced and removeUnlisted: a sync writes the list; a later webhook status stays; what it did not list goes', async () => {
+    const account = `acct-${randomUUID()}`;
+    const [kept, webhookNewer, gone, heardSince] = [1, 2, 3, 4].map(() => randomUUID());
+    const first = new Date('2026-06-01T12:00:00.000Z');
+    await templates.saveSynced(account, [synced(kept), synced(webhookNewer), synced(gone)], first);
+    // A webhook in the same second as the next read, or later, wins over what that read lists.
+    const second = new Date('2026-06-02T12:00:00.400Z');
+    await templates.record({
+      channelAccountId: account,
+      templateId: webhookNewer,
+      templateName: 'order_update',
+      templateLanguage: 'pt_BR',
+      event: 'PAUSED',
+      reason: null,
+      at: new Date('2026-06-02T12:00:00.000Z'),
+    });
+    await templates.record({
+      channelAccountId: account,
+      templateId: heardSince,
+      templateName: 'new_one',
+      templateLanguage: 'en_US',
+      event: 'APPROVED',
+      reason: null,
+      at: new Date('2026-06-02T12:00:05.000Z'),
+    });
+    await templates.saveSynced(
+      account,
+      [synced(kept, { status: 'REJECTED', quality: null }), synced(webhookNewer)],
+      second,
+    );
+    expect(await templates.removeUnlisted(account, second)).toBe(1);
+    const left = await templates.list(account, {}, null, 10);
+    expect(
+      left.map((t) => ({ id: t.id, status: t.status, quality: t.quality, synced: t.syncedAt })),
+    ).toEqual(
+      expect.arrayContaining([
+        { id: kept, status: 'REJECTED', quality: 'GREEN', synced: second },
+        { id: webhookNewer, status: 'PAUSED', quality: 'GREEN', synced: second },
+        { id: heardSince, status: 'APPROVED', quality: null, synced: null },
+      ]),
+    );
+    expect(left).toHaveLength(3);
+    expect(await templates.get(account, gone)).toBeNull();
+  });
+
+  it('list, get, byName and removeByName: a page by name with filters; one account only', async () => {
+    const account = `acct-${randomUUID()}`;
+    const at = new Date('2026-06-01T12:00:00.000Z');
+    await templates.saveSynced(
+      account,
+      [
+        synced('t-a-pt', { name: 'alpha' }),
+        synced('t-a-en', { name: 'alpha', language: 'en_US' }),
+        synced('t-b', { name: 'beta', status: 'PAUSED', category: 'MARKETING' }),
+        synced('t-c', { name: 'gamma' }),
+      ],
+      at,
+    );
+    await templates.saveSynced(`acct-${randomUUID()}`, [synced('t-other', { name: 'alpha' })], at);
+    const page = await templates.list(account, {}, null, 2);
+    expect(page.map((t) => t.id)).toEqual(['t-a-en', 't-a-pt']);
+    const next = await templates.list(account, {}, { name: 'alpha', id: 't-a-pt' }, 10);
+    expect(next.map((t) => t.id)).toEqual(['t-b', 't-c']);
+    expect(
+      (await templates.list(account, { namePrefix: 'al', language: 'en_US' }, null, 10)).map(
+        (t) => t.id,
+      ),
+    ).toEqual(['t-a-en']);
+    expect(
+      (await templates.list(account, { status: 'PAUSED', category: 'MARKETING' }, null, 10)).map(
+        (t) => t.id,
+      ),
+    ).toEqual(['t-b']);
+    expect((await templates.get(account, 't-b'))?.components).toEqual([
+      { type: 'BODY', text: 'Hi {{1}}' },
+    ]);
+    expect(await templates.get(account, 't-other')).toBeNull();
+    expect((await templates.byName(account, 'alpha')).map((t) => t.language)).toEqual([
+      'en_US',
+      'pt_BR',
+    ]);
+    expect(await templates.removeByName(account, 'alpha', 'en_US')).toEqual(['t-a-en']);
+    expect(await templates.removeByName(account, 'alpha', null)).toEqual(['t-a-pt']);
+    expect(await templates.byName(`acct-none`, 'alpha')).toEqual([]);
+  });
+
+  it('record: a quality change and an announced, then made, category change move the template', async () => {
+    const account = `acct-${randomUUID()}`;
+    await templates.saveSynced(account, [synced('t-q')], new Date('2026-06-01T12:00:00Z'));
+    const base = {
+      channelAccountId: account,
+      templateId: 't-q',
+      templateName: 'order_update',
+      templateLanguage: 'pt_BR',
+      reason: null,
+    };
+    await templates.record({
+      ...base,
+      change: 'quality',
+      event: 'RED',
+      quality: 'RED',
+      at: new Date('2026-06-02T00:00:00Z'),
+    });
+    await templates.record({
+      ...base,
+      change: 'category',
+      event: 'ANNOUNCED_MARKETING',
+      category: 'MARKETING',
+      announced: true,
+      at: new Date('2026-06-02T00:00:01Z'),
+    });
+    let template = await templates.get(account, 't-q');
+    expect([template?.quality, template?.category, template?.pendingCategory]).toEqual([
+      'RED',
+      'UTILITY',
+      'MARKETING',
+    ]);
+    await templates.record({
+      ...base,
+      change: 'category',
+      event: 'MARKETING',
+      category: 'MARKETING',
+      previousCategory: 'UTILITY',
+      at: new Date('2026-06-03T00:00:00Z'),
+    });
+    template = await templates.get(account, 't-q');
+    expect([
+      template?.status,
+      template?.category,
+      template?.previousCategory,
+      template?.pendingCategory,
+    ]).toEqual(['APPROVED', 'MARKETING', 'UTILITY', null]);
+  });
+});
+
 describe('mc_instance_status', () => {
   it('reports an instance created active as activated, and inactive as deactivated', async () => {
     const active = await instances.insert(newInstance());
@@ -398,13 +549,60 @@ describe('mc_template_event_added', () => {
           template_id: templateId,
           name: 'order_update',
           language: 'pt_BR',
+          change: 'status',
           status: 'REJECTED',
           reason: 'INVALID_FORMAT',
+          quality: null,
+          category: null,
+          previous_category: null,
           channel_account_id: account,
           at: '2026-06-01T12:00:00.000Z',
         },
       })),
     );
+  });
+
+  it("tells a quality or category change with the template's current status", async () => {
+    const account = `acct-${randomUUID()}`;
+    const instance = await instances.insert(newInstance({ channel_account_id: account }));
+    const templateId = randomUUID();
+    const base = {
+      channelAccountId: account,
+      templateId,
+      templateName: 'order_update',
+      templateLanguage: 'pt_BR',
+      reason: null,
+    };
+    await templates.record({ ...base, event: 'PAUSED', at: new Date('2026-06-01T12:00:00Z') });
+    await templates.record({
+      ...base,
+      change: 'quality',
+      event: 'RED',
+      quality: 'RED',
+      at: new Date('2026-06-01T12:00:01Z'),
+    });
+    await templates.record({
+      ...base,
+      change: 'category',
+      event: 'MARKETING',
+      category: 'MARKETING',
+      previousCategory: 'UTILITY',
+      at: new Date('2026-06-01T12:00:02Z'),
+    });
+    const found = await context.db.query<{ data: Record<string, unknown> }>(
+      `SELECT data FROM events WHERE type = 'template.status' AND instance_id = $1 ORDER BY data->>'at'`,
+      [instance.id],
+    );
+    expect(found.map((row) => row.data)).toEqual([
+      expect.objectContaining({ change: 'status', status: 'PAUSED', quality: null }),
+      expect.objectContaining({ change: 'quality', status: 'PAUSED', quality: 'RED' }),
+      expect.objectContaining({
+        change: 'category',
+        status: 'PAUSED',
+        category: 'MARKETING',
+        previous_category: 'UTILITY',
+      }),
+    ]);
   });
 
   it('writes nothing when no subscription wants template.status', async () => {

@@ -1031,6 +1031,88 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The templates of the instance's business account, by name
+         * @description The catalogue as last synced from the platform and moved by its webhooks (status, quality, category). `name` is a prefix.
+         */
+        get: operations["listTemplates"];
+        put?: never;
+        /**
+         * Submits a new template for the platform's review
+         * @description Checked before the call (each error names its field): one BODY, variables numbered from {{1}} (or named, with `parameter_format: named`), an example for every variable, the platform's length limits. It joins the catalogue as the platform answers (PENDING, usually); a `template.status` event follows its review.
+         */
+        post: operations["createTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reads the account's whole catalogue from the platform now
+         * @description Every page of the platform's list; templates it no longer lists are removed. The workers also sync when an instance is created or its token changes, and every TEMPLATE_SYNC_INTERVAL_S.
+         */
+        post: operations["syncTemplates"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/{template}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One template: components, variables with their examples, quality */
+        get: operations["getTemplate"];
+        put?: never;
+        post?: never;
+        /** Deletes a template on the platform: every language, or one */
+        delete: operations["deleteTemplate"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/{id}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The text a customer would see for these parameters
+         * @description `components` as /send/template takes them; a missing or extra parameter is refused as the send would be.
+         */
+        post: operations["previewTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1078,7 +1160,7 @@ export interface components {
              * @example validation_failed
              * @enum {string}
              */
-            code: "validation_failed" | "invalid_json" | "unauthorized" | "invalid_credentials" | "invalid_signature" | "forbidden" | "instance_forbidden" | "invalid_verify_token" | "not_found" | "instance_not_found" | "api_key_not_found" | "account_not_found" | "message_not_found" | "turn_not_found" | "event_subscription_not_found" | "event_delivery_not_found" | "contact_not_found" | "method_not_allowed" | "instance_inactive" | "instance_exists" | "account_exists" | "turn_not_retryable" | "event_subscription_limit" | "event_replay_running" | "payload_too_large" | "unsupported_media_type" | "service_window_closed" | "event_target_refused" | "event_replay_timeout" | "contact_opted_out" | "platform_rejected" | "rate_limited" | "platform_rate_limited" | "internal_error" | "platform_unavailable" | "unavailable";
+            code: "validation_failed" | "invalid_json" | "unauthorized" | "invalid_credentials" | "invalid_signature" | "forbidden" | "instance_forbidden" | "invalid_verify_token" | "not_found" | "instance_not_found" | "api_key_not_found" | "account_not_found" | "message_not_found" | "turn_not_found" | "event_subscription_not_found" | "event_delivery_not_found" | "contact_not_found" | "template_id_not_found" | "method_not_allowed" | "instance_inactive" | "instance_exists" | "account_exists" | "turn_not_retryable" | "event_subscription_limit" | "event_replay_running" | "payload_too_large" | "unsupported_media_type" | "service_window_closed" | "event_target_refused" | "event_replay_timeout" | "contact_opted_out" | "template_not_found" | "template_not_approved" | "template_parameter_mismatch" | "template_text_too_long" | "template_policy_violation" | "platform_rejected" | "rate_limited" | "platform_rate_limited" | "internal_error" | "platform_unavailable" | "unavailable";
             /** @example pin: must be exactly 6 digits */
             message: string;
             /** @description validation_failed: { field, message } for every failing field; platform_rejected (and other platform answers): { code, message, fbtrace_id } */
@@ -2452,6 +2534,188 @@ export interface components {
             /** @description Failed turns awaiting an admin (see /admin/turns) */
             failed_turns: number;
         };
+        TemplateSlotDto: {
+            /** @enum {string} */
+            component: "header" | "body" | "button";
+            /** @description A button's position */
+            index?: number;
+            /** @enum {string} */
+            kind: "text" | "image" | "video" | "document";
+            /**
+             * @description The variables a send gives, in order ('1', '2', or names)
+             * @example [
+             *       "1",
+             *       "2"
+             *     ]
+             */
+            names: string[];
+            /** @description The template's example values, in that order */
+            examples: string[];
+        };
+        TemplateDto: {
+            /**
+             * @description The platform's template id
+             * @example 1234567890
+             */
+            id: string;
+            /** @example order_update */
+            name: string | null;
+            /** @example pt_BR */
+            language: string | null;
+            /**
+             * @description APPROVED, PENDING, REJECTED, PAUSED, …
+             * @example APPROVED
+             */
+            status: string;
+            /** @enum {string|null} */
+            category: "MARKETING" | "UTILITY" | "AUTHENTICATION" | null;
+            /** @enum {string|null} */
+            parameter_format: "positional" | "named" | null;
+            /**
+             * @description GREEN, YELLOW, RED, UNKNOWN
+             * @example GREEN
+             */
+            quality: string | null;
+            /** @description Why it was rejected or paused, as the platform said */
+            reason: string | null;
+            previous_category: string | null;
+            /** @description The category the platform announced it will move the template to */
+            pending_category: string | null;
+            /** @description HEADER, BODY, FOOTER, BUTTONS as the platform describes them, examples included; null for a template known only from a webhook so far */
+            components: {
+                [key: string]: unknown;
+            }[] | null;
+            /** @description What a send must fill */
+            parameters: components["schemas"]["TemplateSlotDto"][];
+            /** Format: date-time */
+            status_at: string;
+            /** Format: date-time */
+            synced_at: string | null;
+        };
+        TemplatePageDto: {
+            data: components["schemas"]["TemplateDto"][];
+            next_cursor: string | null;
+        };
+        InstanceScopedDto: {
+            /**
+             * Format: uuid
+             * @description The instance to act on; may be left out when the API key is bound to one, or (the inbox's reads) when an operator's token answers for one only
+             */
+            instance_id?: string;
+        };
+        TemplateSyncDto: {
+            /** @description Templates the platform listed */
+            templates: number;
+            /** @description Templates no longer on the platform, removed */
+            removed: number;
+        };
+        TemplateButtonDraftDto: {
+            /**
+             * @description Any case
+             * @example QUICK_REPLY
+             * @enum {string}
+             */
+            type: "QUICK_REPLY" | "URL" | "PHONE_NUMBER" | "COPY_CODE" | "OTP" | "FLOW";
+            /** @example Track my order */
+            text: string;
+            /**
+             * @description URL buttons; one variable at the end at most
+             * @example https://shop.example.com/orders/{{1}}
+             */
+            url?: string;
+            /** @example +5511999990000 */
+            phone_number?: string;
+            /** @description URL buttons with a variable: the variable's example; COPY_CODE: the code */
+            example?: string[];
+            /** @description FLOW buttons: the flow */
+            flow_id?: string;
+        };
+        TemplateComponentDraftDto: {
+            /**
+             * @description Any case
+             * @example BODY
+             * @enum {string}
+             */
+            type: "HEADER" | "BODY" | "FOOTER" | "BUTTONS";
+            /**
+             * @description Headers; TEXT by default
+             * @enum {string}
+             */
+            format?: "TEXT" | "IMAGE" | "VIDEO" | "DOCUMENT" | "LOCATION";
+            /**
+             * @description Variables are {{1}}, {{2}}… or {{name}} (parameter_format named)
+             * @example Hi {{1}}, your order {{2}} is on its way.
+             */
+            text?: string;
+            /**
+             * @description The variables' example values, as the platform takes them: `header_text` [..], `body_text` [[..]], `header_handle` [..] (a media header), `header_text_named_params` / `body_text_named_params` [{param_name, example}]
+             * @example {
+             *       "body_text": [
+             *         [
+             *           "Maria",
+             *           "#1042"
+             *         ]
+             *       ]
+             *     }
+             */
+            example?: Record<string, never>;
+            buttons?: components["schemas"]["TemplateButtonDraftDto"][];
+        };
+        CreateTemplateDto: {
+            /**
+             * Format: uuid
+             * @description The instance to act on; may be left out when the API key is bound to one, or (the inbox's reads) when an operator's token answers for one only
+             */
+            instance_id?: string;
+            /**
+             * @description Lowercase letters, digits and underscores
+             * @example order_shipped
+             */
+            name: string;
+            /** @example pt_BR */
+            language: string;
+            /**
+             * @description Any case
+             * @example UTILITY
+             * @enum {string}
+             */
+            category: "MARKETING" | "UTILITY" | "AUTHENTICATION";
+            /**
+             * @default positional
+             * @enum {string}
+             */
+            parameter_format: "positional" | "named";
+            components: components["schemas"]["TemplateComponentDraftDto"][];
+        };
+        PreviewTemplateDto: {
+            /**
+             * Format: uuid
+             * @description The instance to act on; may be left out when the API key is bound to one, or (the inbox's reads) when an operator's token answers for one only
+             */
+            instance_id?: string;
+            /** @description The parameters, as /send/template's `components` takes them */
+            components?: components["schemas"]["TemplateComponentDto"][];
+        };
+        TemplateButtonViewDto: {
+            /** @example url */
+            type: string;
+            text: string;
+            url?: string;
+            phone_number?: string;
+        };
+        TemplatePreviewDto: {
+            header: string | null;
+            /** @description A media header's type (image, video, document, location) */
+            header_media: string | null;
+            /** @example Hi Maria, your order #1042 is on its way. */
+            body: string;
+            footer: string | null;
+            buttons: components["schemas"]["TemplateButtonViewDto"][];
+        };
+        DeletedTemplatesDto: {
+            /** @description The catalogue ids removed */
+            deleted: string[];
+        };
         FieldErrorDetailDto: {
             /**
              * @description The field, dotted for nested ones (media.link)
@@ -2601,11 +2865,28 @@ export interface components {
             /** @example pt_BR */
             language: string | null;
             /**
-             * @description APPROVED, REJECTED, PAUSED, DISABLED, …
+             * @description What changed: its status, its quality score, or its category (announced a day ahead: `reason` is `announced`, then made)
+             * @enum {string}
+             */
+            change: "status" | "quality" | "category";
+            /**
+             * @description APPROVED, REJECTED, PAUSED, DISABLED, …: the new one, or the current one
              * @example APPROVED
              */
             status: string;
             reason: string | null;
+            /**
+             * @description A quality change: the new score
+             * @example YELLOW
+             */
+            quality: string | null;
+            /**
+             * @description A category change: the new category
+             * @example MARKETING
+             */
+            category: string | null;
+            /** @example UTILITY */
+            previous_category: string | null;
             channel_account_id: string;
             /** Format: date-time */
             at: string;
@@ -8702,6 +8983,644 @@ export interface operations {
             /** @description `unauthorized`: credentials missing, malformed, unknown, revoked or expired */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unavailable`: PostgreSQL or Redis cannot be reached now; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Any other error, in the contract body */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    listTemplates: {
+        parameters: {
+            query?: {
+                /** @description The instance to act on; may be left out when the API key is bound to one, or (the inbox's reads) when an operator's token answers for one only */
+                instance_id?: string;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                limit?: number;
+                /** @description Names starting with this */
+                name?: string;
+                language?: string;
+                /** @description Any case */
+                status?: "APPROVED" | "PENDING" | "REJECTED" | "PAUSED" | "DISABLED" | "IN_APPEAL" | "PENDING_DELETION" | "DELETED" | "LIMIT_EXCEEDED" | "ARCHIVED";
+                /** @description Any case */
+                category?: "MARKETING" | "UTILITY" | "AUTHENTICATION";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplatePageDto"];
+                };
+            };
+            /** @description `validation_failed`: a body, query or path value breaks a rule; `details` names every field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unauthorized`: credentials missing, malformed, unknown, revoked or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_forbidden`: an API key bound to one instance used for another, or an operator's token for an instance it does not answer for */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_not_found`: no instance with that id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_inactive`: the instance is deactivated */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `rate_limited`: too many requests (an API key's or a person's token, failed logins, verification codes); see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unavailable`: PostgreSQL or Redis cannot be reached now; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Any other error, in the contract body */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    createTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateTemplateDto"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateDto"];
+                };
+            };
+            /**
+             * @description `validation_failed`: a body, query or path value breaks a rule; `details` names every field
+             *
+             *     `invalid_json`: the body is not JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unauthorized`: credentials missing, malformed, unknown, revoked or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_forbidden`: an API key bound to one instance used for another, or an operator's token for an instance it does not answer for */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_not_found`: no instance with that id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_inactive`: the instance is deactivated */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `rate_limited`: too many requests (an API key's or a person's token, failed logins, verification codes); see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unavailable`: PostgreSQL or Redis cannot be reached now; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Any other error, in the contract body */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    syncTemplates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InstanceScopedDto"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateSyncDto"];
+                };
+            };
+            /**
+             * @description `validation_failed`: a body, query or path value breaks a rule; `details` names every field
+             *
+             *     `invalid_json`: the body is not JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unauthorized`: credentials missing, malformed, unknown, revoked or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_forbidden`: an API key bound to one instance used for another, or an operator's token for an instance it does not answer for */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_not_found`: no instance with that id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_inactive`: the instance is deactivated */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `rate_limited`: too many requests (an API key's or a person's token, failed logins, verification codes); see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unavailable`: PostgreSQL or Redis cannot be reached now; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Any other error, in the contract body */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    getTemplate: {
+        parameters: {
+            query?: {
+                /** @description The instance to act on; may be left out when the API key is bound to one, or (the inbox's reads) when an operator's token answers for one only */
+                instance_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The platform's template id (GET /templates lists them) */
+                template: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateDto"];
+                };
+            };
+            /** @description `validation_failed`: a body, query or path value breaks a rule; `details` names every field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unauthorized`: credentials missing, malformed, unknown, revoked or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_forbidden`: an API key bound to one instance used for another, or an operator's token for an instance it does not answer for */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /**
+             * @description `template_id_not_found`: no template with that id in the catalogue of the instance's business account
+             *
+             *     `instance_not_found`: no instance with that id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_inactive`: the instance is deactivated */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `rate_limited`: too many requests (an API key's or a person's token, failed logins, verification codes); see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unavailable`: PostgreSQL or Redis cannot be reached now; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Any other error, in the contract body */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    deleteTemplate: {
+        parameters: {
+            query?: {
+                /** @description The instance to act on; may be left out when the API key is bound to one, or (the inbox's reads) when an operator's token answers for one only */
+                instance_id?: string;
+                /** @description Delete this language only; absent: every language of the name */
+                language?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The template's name */
+                template: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedTemplatesDto"];
+                };
+            };
+            /** @description `validation_failed`: a body, query or path value breaks a rule; `details` names every field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unauthorized`: credentials missing, malformed, unknown, revoked or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_forbidden`: an API key bound to one instance used for another, or an operator's token for an instance it does not answer for */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_not_found`: no instance with that id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_inactive`: the instance is deactivated */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `rate_limited`: too many requests (an API key's or a person's token, failed logins, verification codes); see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unavailable`: PostgreSQL or Redis cannot be reached now; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Any other error, in the contract body */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    previewTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The platform's template id (GET /templates lists them) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PreviewTemplateDto"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplatePreviewDto"];
+                };
+            };
+            /**
+             * @description `validation_failed`: a body, query or path value breaks a rule; `details` names every field
+             *
+             *     `invalid_json`: the body is not JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unauthorized`: credentials missing, malformed, unknown, revoked or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_forbidden`: an API key bound to one instance used for another, or an operator's token for an instance it does not answer for */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /**
+             * @description `template_id_not_found`: no template with that id in the catalogue of the instance's business account
+             *
+             *     `instance_not_found`: no instance with that id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_inactive`: the instance is deactivated */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `rate_limited`: too many requests (an API key's or a person's token, failed logins, verification codes); see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

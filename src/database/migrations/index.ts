@@ -23,6 +23,8 @@ import { SendsByTime1795674961575 } from './1795674961575-sends-by-time.js';
 import { TurnLive1795677029198 } from './1795677029198-turn-live.js';
 import { ContactsRead1795677110849 } from './1795677110849-contacts-read.js';
 import { ContactsReadLive1795678656403 } from './1795678656403-contacts-read-live.js';
+import { TemplateCatalogue1795683564126 } from './1795683564126-template-catalogue.js';
+import { TemplateChanges1795684767652 } from './1795684767652-template-changes.js';
 
 /**
  * Every migration, oldest first (`npm run sql:migration` appends the ones it writes).
@@ -55,4 +57,6 @@ export const MIGRATIONS = [
   TurnLive1795677029198,
   ContactsRead1795677110849,
   ContactsReadLive1795678656403,
+  TemplateCatalogue1795683564126,
+  TemplateChanges1795684767652,
 ];

@@ -74,9 +74,35 @@ export class TemplateStatusDataDto {
   @ApiProperty({ example: '1234567890' }) template_id: string;
   @ApiProperty({ type: String, nullable: true, example: 'order_update' }) name: string | null;
   @ApiProperty({ type: String, nullable: true, example: 'pt_BR' }) language: string | null;
-  @ApiProperty({ example: 'APPROVED', description: 'APPROVED, REJECTED, PAUSED, DISABLED, …' })
+  @ApiProperty({
+    enum: ['status', 'quality', 'category'],
+    description:
+      'What changed: its status, its quality score, or its category (announced a day ahead: ' +
+      '`reason` is `announced`, then made)',
+  })
+  change: string;
+  @ApiProperty({
+    example: 'APPROVED',
+    description: 'APPROVED, REJECTED, PAUSED, DISABLED, …: the new one, or the current one',
+  })
   status: string;
   @ApiProperty({ type: String, nullable: true }) reason: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'YELLOW',
+    description: 'A quality change: the new score',
+  })
+  quality: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'MARKETING',
+    description: 'A category change: the new category',
+  })
+  category: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'UTILITY' }) previous_category:
+    string | null;
   @ApiProperty() channel_account_id: string;
   @ApiProperty({ format: 'date-time' }) at: string;
 }

@@ -10,7 +10,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { InstanceScopedDto } from '../../common/instance-scoped.dto.js';
-import { HasExactlyOneSource, MediaDto } from './media.dto.js';
+import { HasExactlyOneSource, MediaDto } from '../../common/media.dto.js';
 
 /** A business-scoped user id: country code, a dot, letters and digits (e.g. `BR.1234ABCD`). */
 export const USER_ID_PATTERN = /^[A-Z]{2}\.[A-Za-z0-9._-]{1,125}$/;
