@@ -290,3 +290,59 @@ export function renderTemplate(
   }
   return rendered;
 }
+
+/**
+ * A send's components for one recipient: each text place filled from
+ * `values` where they give all of its variables (`1`, `2` or names for the
+ * body, `header.1` or `header.name` for the header, `button.0` for a URL
+ * button's suffix), otherwise the shared component given (a media header,
+ * a value every recipient gets).
+ */
+export function componentsFor(
+  slots: TemplateSlot[],
+  format: ParameterFormat,
+  shared: SendComponent[],
+  values: Record<string, string>,
+): SendComponent[] {
+  const components: SendComponent[] = [];
+  for (const slot of slots) {
+    const keys =
+      slot.component === 'button'
+        ? [`button.${slot.index}`]
+        : slot.names.map((name) =>
+            slot.component === 'header'
+              ? `header.${name}`
+              : values[name] !== undefined
+                ? name
+                : `body.${name}`,
+          );
+    const given = keys.map((key) => values[key]);
+    if (slot.kind === 'text' && given.every((value) => value !== undefined)) {
+      const parameters: SendParameter[] = given.map((text, i) => ({
+        type: 'text',
+        text,
+        ...(format === 'named' && slot.component !== 'button'
+          ? { parameter_name: slot.names[i] }
+          : {}),
+      }));
+      components.push(
+        slot.component === 'button'
+          ? { type: 'button', sub_type: 'url', index: String(slot.index), parameters }
+          : { type: slot.component, parameters },
+      );
+      continue;
+    }
+    const at = findComponent(shared, slot);
+    if (at >= 0) components.push(shared[at]);
+  }
+  // A shared component no variable of the template takes (a quick reply's payload) goes as given.
+  for (const component of shared) {
+    if (
+      !components.includes(component) &&
+      !slots.some((slot) => findComponent([component], slot) === 0)
+    ) {
+      components.push(component);
+    }
+  }
+  return components;
+}

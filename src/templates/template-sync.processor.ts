@@ -25,23 +25,20 @@ export class TemplateSyncProcessor extends GracefulWorkerHost implements OnAppli
     super();
   }
 
-  /** One scheduler for all workers (BullMQ keeps it by id); 0 removes it. */
-  async onApplicationBootstrap(): Promise<void> {
+  /**
+   * One scheduler for all workers (BullMQ keeps it by id); 0 removes it. Not
+   * awaited: with Redis away the boot goes on, and the schedule is set once
+   * Redis answers.
+   */
+  onApplicationBootstrap(): void {
     const every = this.config.TEMPLATE_SYNC_INTERVAL_S * 1000;
-    try {
-      if (every > 0) {
-        await this.queue.upsertJobScheduler(
-          SCHEDULER_ID,
-          { every },
-          { name: TEMPLATE_SYNC_ALL_JOB },
-        );
-      } else {
-        await this.queue.removeJobScheduler(SCHEDULER_ID);
-      }
-    } catch (error) {
-      // Redis away at boot: the next worker start sets it; syncs on request still run.
+    const scheduled =
+      every > 0
+        ? this.queue.upsertJobScheduler(SCHEDULER_ID, { every }, { name: TEMPLATE_SYNC_ALL_JOB })
+        : this.queue.removeJobScheduler(SCHEDULER_ID);
+    scheduled.catch((error: unknown) => {
       this.logger.warn({ err: (error as Error).message }, 'the template sync schedule was not set');
-    }
+    });
   }
 
   async process(job: Job<TemplateSyncJob>): Promise<void> {

@@ -25,6 +25,9 @@ import {
 import { TemplateStore, type TemplatePosition } from './template.store.js';
 import type { CatalogueTemplate, SyncedTemplate } from './template.types.js';
 
+/** How long asking for a sync may wait for Redis. */
+const REQUEST_SYNC_WAIT_MS = 2000;
+
 /** A sync reads at most this many pages (100 templates each): a loop guard, far above any account's. */
 const MAX_SYNC_PAGES = 1000;
 
@@ -147,7 +150,11 @@ export class TemplatesService {
 
   /** The job's sync of one instance's account; an instance gone or deactivated is skipped. */
   async syncInstance(instanceId: string): Promise<void> {
-    const instance = await this.instances.findById(instanceId);
+    // Read from the database, not the request path's cache: a job is rare, and fills no cache.
+    const instance = await this.instances.get(instanceId).catch((error: unknown) => {
+      if (error instanceof AppException && error.code === 'instance_not_found') return null;
+      throw error;
+    });
     if (!instance?.is_active) return;
     await this.sync(instance);
   }
@@ -178,21 +185,39 @@ export class TemplatesService {
     if (failed > 0) throw new Error(`${failed} template catalogue(s) could not be synced`);
   }
 
-  /** Asks the workers to sync the instance's account soon (once, however often asked meanwhile). */
+  /**
+   * Asks the workers to sync the instance's account soon (once, however
+   * often asked meanwhile). Never waits long: with Redis away the request is
+   * dropped after a moment (the interval's sync comes anyway).
+   */
   async requestSync(instance: Pick<Instance, 'id' | 'channel_account_id'>): Promise<void> {
-    await this.queue
-      .add(
-        TEMPLATE_SYNC_JOB,
-        { instanceId: instance.id },
-        { deduplication: { id: `account:${instance.channel_account_id}` } },
-      )
-      .catch((error: unknown) => {
-        // The interval's sync comes anyway.
-        this.logger.warn(
-          { instanceId: instance.id, err: (error as Error).message },
-          'a template sync could not be queued',
-        );
-      });
+    const queued = this.queue.add(
+      TEMPLATE_SYNC_JOB,
+      { instanceId: instance.id },
+      { deduplication: { id: `account:${instance.channel_account_id}` } },
+    );
+    const warn = (error: unknown) => {
+      this.logger.warn(
+        { instanceId: instance.id, err: (error as Error).message },
+        'a template sync could not be queued',
+      );
+    };
+    queued.catch(warn);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        warn(new Error('Redis did not answer'));
+        resolve();
+      }, REQUEST_SYNC_WAIT_MS);
+    });
+    await Promise.race([
+      queued.then(
+        () => undefined,
+        () => undefined,
+      ),
+      late,
+    ]);
+    clearTimeout(timer);
   }
 
   async list(instance: Instance, query: ListTemplatesQueryDto): Promise<TemplatePageDto> {
@@ -284,7 +309,12 @@ export class TemplatesService {
    * variables. A template the catalogue does not know yet goes out as asked.
    * The template found, if any.
    */
-  async checkSend(instance: Instance, use: TemplateUse): Promise<CatalogueTemplate | null> {
+  async checkSend(
+    instance: Instance,
+    use: TemplateUse,
+    /** A campaign checks each recipient's parameters itself. */
+    options: { skipParameters?: boolean } = {},
+  ): Promise<CatalogueTemplate | null> {
     const known = await this.store.byName(instance.channel_account_id, use.template_name);
     if (known.length === 0) return null;
     const language = use.language ?? 'pt_BR';
@@ -297,7 +327,7 @@ export class TemplatesService {
         [{ status: template.status, reason: template.reason }],
       );
     }
-    if (template.components) {
+    if (template.components && !options.skipParameters) {
       const format = template.parameterFormat ?? parameterFormatOf(null, template.components);
       const errors = checkSendComponents(
         templateSlots(template.components),
