@@ -33,6 +33,8 @@ import { TurnsApiModule } from './turns/turns-api.module.js';
 import { TurnsWorkerModule } from './turns/turns-worker.module.js';
 import { WebhookWorkerModule } from './webhook/webhook-worker.module.js';
 import { WebhookApiModule } from './webhook/webhook-api.module.js';
+import { CampaignsApiModule } from './campaigns/campaigns-api.module.js';
+import { CampaignsWorkerModule } from './campaigns/campaigns-worker.module.js';
 import { TemplatesApiModule } from './templates/templates-api.module.js';
 import { TemplatesWorkerModule } from './templates/templates-worker.module.js';
 
@@ -70,6 +72,7 @@ export class AppModule {
         LiveApiModule,
         OverviewApiModule,
         TemplatesApiModule,
+        CampaignsApiModule,
       );
     }
     if (config.runsWorkers) {
@@ -79,6 +82,7 @@ export class AppModule {
         SendWorkerModule,
         EventsWorkerModule,
         TemplatesWorkerModule,
+        CampaignsWorkerModule,
       );
     }
     return {

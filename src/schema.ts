@@ -1,3 +1,4 @@
+import { CAMPAIGN_SQL } from './campaigns/campaign.triggers.sql.js';
 import { CONTACT_SQL } from './contacts/contact.functions.sql.js';
 import type { SqlObject } from './database/sql-objects.js';
 import { EVENT_SQL } from './events/event.triggers.sql.js';
@@ -20,4 +21,5 @@ export const SCHEMA_SQL: SqlObject[] = [
   ...TEMPLATE_SQL,
   ...INSTANCE_SQL,
   ...LIVE_SQL,
+  ...CAMPAIGN_SQL,
 ];

@@ -200,6 +200,11 @@ describe('OpenAPI document', () => {
         'deleteTemplate',
         'previewTemplate',
         'syncTemplates',
+        'createCampaign',
+        'listCampaigns',
+        'getCampaign',
+        'listCampaignRecipients',
+        'actOnCampaign',
       ].sort(),
     );
     // Each of them shows what an operator's token may be answered.
@@ -290,6 +295,9 @@ describe('OpenAPI document', () => {
       oneOf: [
         { $ref: '#/components/schemas/FieldErrorDetailDto' },
         { $ref: '#/components/schemas/PlatformErrorDetailDto' },
+        { $ref: '#/components/schemas/TemplateLanguagesDetailDto' },
+        { $ref: '#/components/schemas/TemplateStatusDetailDto' },
+        { $ref: '#/components/schemas/StateDetailDto' },
       ],
     });
     expect(schema('MessageDto').properties.errors).toMatchObject({

@@ -327,7 +327,7 @@ describe('template catalogue', () => {
     expect(unknown.status).toBe(422);
     expect(unknown.body).toMatchObject({
       code: 'template_not_found',
-      details: [{ languages: 'pt_BR' }],
+      details: [{ name: 'shipping_update', language: 'es_ES', languages: ['pt_BR'] }],
     });
   });
 

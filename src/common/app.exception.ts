@@ -6,7 +6,7 @@ export interface FieldError {
 }
 
 /** Extra detail of an error body: failing fields, or what the platform said. */
-export type ErrorDetail = FieldError | Record<string, string | number | null>;
+export type ErrorDetail = FieldError | Record<string, string | string[] | number | null>;
 
 /**
  * A domain error carrying a contract error code. Services throw it; the global

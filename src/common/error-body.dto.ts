@@ -27,8 +27,33 @@ export class PlatformErrorDetailDto {
   fbtrace_id: string | null;
 }
 
+/** A template the catalogue has in other languages (`template_not_found`). */
+export class TemplateLanguagesDetailDto {
+  @ApiProperty({ example: 'order_update' }) name: string;
+  @ApiProperty({ example: 'en_US', description: 'The language asked for' }) language: string;
+  @ApiProperty({ type: [String], example: ['pt_BR'], description: 'The languages it has' })
+  languages: string[];
+}
+
+/** A template that is not approved (`template_not_approved`). */
+export class TemplateStatusDetailDto {
+  @ApiProperty({ example: 'PAUSED' }) status: string;
+  @ApiProperty({ type: String, nullable: true, example: 'LOW_QUALITY' }) reason: string | null;
+}
+
+/** The state that refused an action (`campaign_state_conflict`). */
+export class StateDetailDto {
+  @ApiProperty({ example: 'completed' }) state: string;
+}
+
 /** The models ErrorBodyDto refers to, for the document's components. */
-export const ERROR_DETAIL_MODELS = [FieldErrorDetailDto, PlatformErrorDetailDto];
+export const ERROR_DETAIL_MODELS = [
+  FieldErrorDetailDto,
+  PlatformErrorDetailDto,
+  TemplateLanguagesDetailDto,
+  TemplateStatusDetailDto,
+  StateDetailDto,
+];
 
 /** The body of every error answer (contract §3). */
 export class ErrorBodyDto {
@@ -42,10 +67,19 @@ export class ErrorBodyDto {
       oneOf: [
         { $ref: getSchemaPath(FieldErrorDetailDto) },
         { $ref: getSchemaPath(PlatformErrorDetailDto) },
+        { $ref: getSchemaPath(TemplateLanguagesDetailDto) },
+        { $ref: getSchemaPath(TemplateStatusDetailDto) },
+        { $ref: getSchemaPath(StateDetailDto) },
       ],
     },
     description:
-      'validation_failed: { field, message } for every failing field; platform_rejected (and other platform answers): { code, message, fbtrace_id }',
+      'validation_failed: { field, message } for every failing field; platform_rejected (and other platform answers): { code, message, fbtrace_id }; template_not_found: { name, language, languages }; template_not_approved: { status, reason }; campaign_state_conflict: { state }',
   })
-  details?: Array<FieldErrorDetailDto | PlatformErrorDetailDto>;
+  details?: Array<
+    | FieldErrorDetailDto
+    | PlatformErrorDetailDto
+    | TemplateLanguagesDetailDto
+    | TemplateStatusDetailDto
+    | StateDetailDto
+  >;
 }

@@ -18,6 +18,7 @@ export const ERROR_STATUS = {
   event_delivery_not_found: 404,
   contact_not_found: 404,
   template_id_not_found: 404,
+  campaign_not_found: 404,
   method_not_allowed: 405,
   instance_inactive: 409,
   instance_exists: 409,
@@ -25,6 +26,7 @@ export const ERROR_STATUS = {
   turn_not_retryable: 409,
   event_subscription_limit: 409,
   event_replay_running: 409,
+  campaign_state_conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   service_window_closed: 422,
@@ -67,6 +69,7 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   event_subscription_not_found: 'no event subscription with that id',
   event_delivery_not_found: 'no event delivery with that id',
   contact_not_found: 'no contact with that number or user id for the instance',
+  campaign_not_found: 'no campaign with that id on the instance',
   template_id_not_found:
     "no template with that id in the catalogue of the instance's business account",
   method_not_allowed: 'the route does not take that method',
@@ -78,6 +81,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   event_subscription_limit: 'the instance has EVENT_SUBSCRIPTIONS_MAX event subscriptions already',
   event_replay_running:
     'a replay of the event subscription is running already; send another once it has answered',
+  campaign_state_conflict:
+    'a campaign action its state does not allow (start a draft; pause a scheduled or running one; resume a paused one; cancel one that has not ended); `details` gives its state',
   payload_too_large: 'the body or upload is over its limit (the message says the limit)',
   unsupported_media_type: 'an upload of a type the platform does not take',
   service_window_closed:

@@ -524,6 +524,17 @@ export class AppConfig {
   })
   TEMPLATE_SYNC_INTERVAL_S = 3600;
 
+  /**
+   * How long a worker holds the campaign recipients it took. A worker that
+   * dies leaves them this long: then what it had only taken is sent by
+   * another, and what it was sending ends failed (send_uncertain).
+   */
+  @Type(() => Number)
+  @IsInt({ message: 'CAMPAIGN_LEASE_S must be a whole number of seconds from 1 to 3600' })
+  @Min(1, { message: 'CAMPAIGN_LEASE_S must be a whole number of seconds from 1 to 3600' })
+  @Max(3600, { message: 'CAMPAIGN_LEASE_S must be a whole number of seconds from 1 to 3600' })
+  CAMPAIGN_LEASE_S = 30;
+
   /** How long a handoff without `until` (or one the agent asked for) lasts. */
   @Type(() => Number)
   @IsNumber({}, { message: 'HANDOFF_DEFAULT_S must be a number of seconds from 1 to 2592000' })

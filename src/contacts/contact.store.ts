@@ -249,6 +249,20 @@ export class ContactStore {
     return contact ?? null;
   }
 
+  /** Of these numbers and user ids, those whose contact opted out (a stop word). */
+  async optedOut(instanceId: string, numbers: string[], userIds: string[]): Promise<Set<string>> {
+    const found = await rows<{ address: string }>(
+      this.db,
+      `SELECT wa_id AS address FROM contacts
+       WHERE instance_id = $1 AND wa_id = ANY($2::text[]) AND opted_out_at IS NOT NULL
+       UNION
+       SELECT user_id FROM contacts
+       WHERE instance_id = $1 AND user_id = ANY($3::text[]) AND opted_out_at IS NOT NULL`,
+      [instanceId, numbers, userIds],
+    );
+    return new Set(found.map((row) => row.address));
+  }
+
   /** An instance's contact by number (digits) or user id; null when unknown. */
   async contactByKey(instanceId: string, key: string): Promise<Contact | null> {
     const [contact] = await rows<Contact>(

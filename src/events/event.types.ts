@@ -7,6 +7,7 @@ export const EVENT_TYPES = [
   'turn.failed',
   'instance.status',
   'contact.handoff',
+  'campaign.status',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

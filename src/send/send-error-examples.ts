@@ -102,11 +102,36 @@ const PLATFORM_REFUSALS: Record<SendKind, DocumentedError[]> = {
   contacts: [platformRejected(131009, '(#131009) Parameter value is not valid')],
   reaction: [platformRejected(131009, '(#131009) Parameter value is not valid')],
   template: [
-    platformRejected(
-      132001,
-      '(#132001) Template name does not exist in the translation',
-      'no such approved template in that language',
-    ),
+    {
+      error: new AppException(
+        'template_not_found',
+        'Template order_update has no en_US version (it has pt_BR)',
+        [{ name: 'order_update', language: 'en_US', languages: ['pt_BR'] }],
+      ),
+      summary: 'the catalogue has the template in other languages only',
+    },
+    {
+      error: new AppException(
+        'template_not_approved',
+        'Template order_update (pt_BR) is paused, not approved: it cannot be sent',
+        [{ status: 'PAUSED', reason: null }],
+      ),
+      summary: 'the template is paused, disabled, pending or rejected',
+    },
+    {
+      error: new AppException(
+        'template_parameter_mismatch',
+        "Template order_update (pt_BR): the number of parameters does not match the template's variables",
+        [
+          {
+            code: 132000,
+            message: '(#132000) Number of parameters does not match',
+            fbtrace_id: 'AbCdEf',
+          },
+        ],
+      ),
+      summary: "the platform's 132000 (a template the catalogue did not know yet)",
+    },
     platformRejected(
       131062,
       '(#131062) Business-scoped user id not supported for this message type',

@@ -115,6 +115,37 @@ redis.call('SET', KEYS[2], string.format('%d', nextPair), 'PX', math.ceil(tonumb
 return math.ceil(tonumber(ARGV[1]) / 1000)
 `;
 
+/**
+ * A campaign's turn: a slot only when the number has one free now (sends
+ * that wait are conversations', and they go first) and the campaign's own
+ * rate allows. KEYS: pace, pause, rate, campaign pace. ARGV: the number's
+ * interval µs at full rate, recovery per ms, the campaign's interval µs (0:
+ * none). Returns {0, 0} with the slot taken, {1, ms} while the number is
+ * paused, {2, ms} to wait before asking again.
+ */
+const CAMPAIGN_SCRIPT = `
+local paused = redis.call('PTTL', KEYS[2])
+if paused > 0 then return {1, paused} end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local factor = 1
+local rate = redis.call('HMGET', KEYS[3], 'f', 't')
+if rate[1] then
+  factor = math.min(1, tonumber(rate[1]) + (now - tonumber(rate[2])) / 1000 * tonumber(ARGV[2]))
+end
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tat > now then return {2, math.ceil((tat - now) / 1000)} end
+local own = tonumber(ARGV[3])
+if own > 0 then
+  local ctat = tonumber(redis.call('GET', KEYS[4]) or '0')
+  if ctat > now then return {2, math.ceil((ctat - now) / 1000)} end
+  redis.call('SET', KEYS[4], string.format('%d', now + own), 'PX', math.ceil(own / 1000) + 1000)
+end
+local interval = tonumber(ARGV[1]) / factor
+redis.call('SET', KEYS[1], string.format('%d', now + interval), 'PX', math.ceil(interval / 1000) + 1000)
+return {0, 0}
+`;
+
 type Acquired = [state: 0 | 1 | 2, ms: number];
 
 type PacingRedis = Redis & {
@@ -142,6 +173,15 @@ type PacingRedis = Redis & {
     minFactor: number,
     recoveryPerMs: number,
   ): Promise<number>;
+  campaignSlot(
+    pace: string,
+    pause: string,
+    rate: string,
+    campaignPace: string,
+    intervalMicros: number,
+    recoveryPerMs: number,
+    campaignIntervalMicros: number,
+  ): Promise<Acquired>;
   pairThrottled(
     pairSlow: string,
     pairPace: string,
@@ -173,6 +213,7 @@ export class SendPacer {
       redis.defineCommand('acquireSendSlot', { numberOfKeys: 5, lua: ACQUIRE_SCRIPT });
       redis.defineCommand('numberThrottled', { numberOfKeys: 3, lua: NUMBER_THROTTLED_SCRIPT });
       redis.defineCommand('pairThrottled', { numberOfKeys: 2, lua: PAIR_THROTTLED_SCRIPT });
+      redis.defineCommand('campaignSlot', { numberOfKeys: 4, lua: CAMPAIGN_SCRIPT });
     }
     this.intervalMicros = Math.max(1, Math.round(1_000_000 / config.PLATFORM_SEND_RATE));
   }
@@ -201,6 +242,49 @@ export class SendPacer {
             retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)),
           });
         }
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Runs a campaign's send when the number has a slot free and nothing
+   * waits for one (conversations first), within the campaign's own rate
+   * (`ratePerS`, null: the number's); adapts to throttling as `run` does.
+   * With Redis away it waits for it rather than send unpaced.
+   */
+  async runCampaign<T>(
+    phoneNumberId: string,
+    campaignId: string,
+    ratePerS: number | null,
+    recipient: string,
+    send: () => Promise<T>,
+  ): Promise<T> {
+    const own = ratePerS ? Math.max(1, Math.round(1_000_000 / ratePerS)) : 0;
+    for (;;) {
+      let acquired: Acquired;
+      try {
+        acquired = await this.redis.campaignSlot(
+          this.key('pace', phoneNumberId),
+          this.key('pause', phoneNumberId),
+          this.key('rate', phoneNumberId),
+          this.key('campaign', campaignId),
+          this.intervalMicros,
+          RECOVERY_PER_MS,
+          own,
+        );
+      } catch {
+        await sleep(1000);
+        continue;
+      }
+      if (acquired[0] === 0) break;
+      await sleep(Math.max(1, acquired[1]));
+    }
+    try {
+      return await send();
+    } catch (error) {
+      if (error instanceof PlatformError) {
+        await this.rememberThrottling(error, phoneNumberId, recipient);
       }
       throw error;
     }

@@ -148,6 +148,11 @@ export class TemplatesController {
   @ApiOkResponse({ type: DeletedTemplatesDto })
   @ApiErrors(
     invalidRequest(DeleteTemplateQueryDto, { language: 'portuguese' }, 'language is not a locale'),
+    new AppException(
+      'template_not_found',
+      'Template order_update has no es_ES version (it has pt_BR)',
+      [{ name: 'order_update', language: 'es_ES', languages: ['pt_BR'] }],
+    ),
   )
   async remove(
     @Param('template') name: string,

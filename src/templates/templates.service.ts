@@ -358,11 +358,11 @@ export class TemplatesService {
   }
 
   private notFound(name: string, language: string, known: CatalogueTemplate[]): AppException {
-    const languages = known.map((template) => template.language).filter(Boolean);
+    const languages = known.flatMap((template) => (template.language ? [template.language] : []));
     return new AppException(
       'template_not_found',
       `Template ${name} has no ${language} version${languages.length > 0 ? ` (it has ${languages.join(', ')})` : ''}`,
-      [{ name, language, languages: languages.join(',') }],
+      [{ name, language, languages }],
     );
   }
 }

@@ -3,6 +3,7 @@ import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { EVENT_BODIES } from '../../src/events/dto/event-payloads.dto.js';
 import { EventStore } from '../../src/events/event.store.js';
+import { CampaignStore } from '../../src/campaigns/campaign.store.js';
 import { ContactStore } from '../../src/contacts/contact.store.js';
 import { MessageStore } from '../../src/messages/message.store.js';
 import { offlineOpenApiDocument } from '../../src/openapi-offline.js';
@@ -94,6 +95,26 @@ describe('events the triggers write', () => {
     );
     // contact.handoff
     await contactStore.startHandoff(contactId, new Date(Date.now() + 3_600_000), 'a person', 'api');
+    // campaign.status: created, then completed (with its counts)
+    const campaigns = new CampaignStore(context.source);
+    const campaign = await campaigns.create(
+      {
+        instanceId,
+        name: 'Autumn sale',
+        templateId: '1234',
+        templateName: 'order_update',
+        templateLanguage: 'pt_BR',
+        templateCategory: 'MARKETING',
+        components: [],
+        startAt: null,
+        ratePerS: null,
+        duplicates: 1,
+        invalid: 0,
+      },
+      [{ to: waId }],
+    );
+    await campaigns.transition(campaign.id, ['draft'], 'running');
+    await campaigns.transition(campaign.id, ['running'], 'completed');
     // ping
     await events.ping((await events.find(subscriptionId))!);
 

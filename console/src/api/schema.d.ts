@@ -1113,6 +1113,84 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/campaigns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The instance's campaigns, newest first */
+        get: operations["listCampaigns"];
+        put?: never;
+        /**
+         * A template sent to a list of recipients, paced by the workers
+         * @description An approved template of the catalogue, and each recipient's parameters checked against its variables (400 naming the recipient); duplicates and invalid numbers are counted and left out. A draft until started (`start: true` starts it at once).
+         */
+        post: operations["createCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/campaigns/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A campaign and its progress
+         * @description queued + sending + sent + failed + skipped = recipients; of the sent, how many the platform delivered and the customer read, and how many wrote back; failures by code, skips by reason.
+         */
+        get: operations["getCampaign"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/campaigns/{id}/recipients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A campaign's recipients in list order, with each one's state */
+        get: operations["listCampaignRecipients"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/campaigns/{id}/{action}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * start, pause, resume or cancel
+         * @description `start`: Starts a draft (scheduled while its start_at is ahead). `pause`: Pauses a scheduled or running campaign; what is being sent finishes. `resume`: Resumes a paused campaign (one it paused itself too: the template's category as it is now is confirmed). `cancel`: Cancels a campaign that has not ended: nothing more is sent.
+         */
+        post: operations["actOnCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1160,11 +1238,11 @@ export interface components {
              * @example validation_failed
              * @enum {string}
              */
-            code: "validation_failed" | "invalid_json" | "unauthorized" | "invalid_credentials" | "invalid_signature" | "forbidden" | "instance_forbidden" | "invalid_verify_token" | "not_found" | "instance_not_found" | "api_key_not_found" | "account_not_found" | "message_not_found" | "turn_not_found" | "event_subscription_not_found" | "event_delivery_not_found" | "contact_not_found" | "template_id_not_found" | "method_not_allowed" | "instance_inactive" | "instance_exists" | "account_exists" | "turn_not_retryable" | "event_subscription_limit" | "event_replay_running" | "payload_too_large" | "unsupported_media_type" | "service_window_closed" | "event_target_refused" | "event_replay_timeout" | "contact_opted_out" | "template_not_found" | "template_not_approved" | "template_parameter_mismatch" | "template_text_too_long" | "template_policy_violation" | "platform_rejected" | "rate_limited" | "platform_rate_limited" | "internal_error" | "platform_unavailable" | "unavailable";
+            code: "validation_failed" | "invalid_json" | "unauthorized" | "invalid_credentials" | "invalid_signature" | "forbidden" | "instance_forbidden" | "invalid_verify_token" | "not_found" | "instance_not_found" | "api_key_not_found" | "account_not_found" | "message_not_found" | "turn_not_found" | "event_subscription_not_found" | "event_delivery_not_found" | "contact_not_found" | "template_id_not_found" | "campaign_not_found" | "method_not_allowed" | "instance_inactive" | "instance_exists" | "account_exists" | "turn_not_retryable" | "event_subscription_limit" | "event_replay_running" | "campaign_state_conflict" | "payload_too_large" | "unsupported_media_type" | "service_window_closed" | "event_target_refused" | "event_replay_timeout" | "contact_opted_out" | "template_not_found" | "template_not_approved" | "template_parameter_mismatch" | "template_text_too_long" | "template_policy_violation" | "platform_rejected" | "rate_limited" | "platform_rate_limited" | "internal_error" | "platform_unavailable" | "unavailable";
             /** @example pin: must be exactly 6 digits */
             message: string;
-            /** @description validation_failed: { field, message } for every failing field; platform_rejected (and other platform answers): { code, message, fbtrace_id } */
-            details?: (components["schemas"]["FieldErrorDetailDto"] | components["schemas"]["PlatformErrorDetailDto"])[];
+            /** @description validation_failed: { field, message } for every failing field; platform_rejected (and other platform answers): { code, message, fbtrace_id }; template_not_found: { name, language, languages }; template_not_approved: { status, reason }; campaign_state_conflict: { state } */
+            details?: (components["schemas"]["FieldErrorDetailDto"] | components["schemas"]["PlatformErrorDetailDto"] | components["schemas"]["TemplateLanguagesDetailDto"] | components["schemas"]["TemplateStatusDetailDto"] | components["schemas"]["StateDetailDto"])[];
         };
         PhoneNumberRecordDto: {
             id: string;
@@ -2137,7 +2215,7 @@ export interface components {
              *       "message.status"
              *     ]
              */
-            event_types: ("message.received" | "message.status" | "message.sent" | "template.status" | "turn.failed" | "instance.status" | "contact.handoff")[];
+            event_types: ("message.received" | "message.status" | "message.sent" | "template.status" | "turn.failed" | "instance.status" | "contact.handoff" | "campaign.status")[];
             /** @example CRM inbox */
             description?: string;
             /** @default true */
@@ -2150,7 +2228,7 @@ export interface components {
             url: string;
             /** Format: uuid */
             instance_id: string | null;
-            event_types: ("message.received" | "message.status" | "message.sent" | "template.status" | "turn.failed" | "instance.status" | "contact.handoff")[];
+            event_types: ("message.received" | "message.status" | "message.sent" | "template.status" | "turn.failed" | "instance.status" | "contact.handoff" | "campaign.status")[];
             description: string | null;
             enabled: boolean;
             /** @description Why it was disabled (by an admin, a 410 Gone, or a day of failures) */
@@ -2182,7 +2260,7 @@ export interface components {
             url: string;
             /** Format: uuid */
             instance_id: string | null;
-            event_types: ("message.received" | "message.status" | "message.sent" | "template.status" | "turn.failed" | "instance.status" | "contact.handoff")[];
+            event_types: ("message.received" | "message.status" | "message.sent" | "template.status" | "turn.failed" | "instance.status" | "contact.handoff" | "campaign.status")[];
             description: string | null;
             enabled: boolean;
             /** @description Why it was disabled (by an admin, a 410 Gone, or a day of failures) */
@@ -2205,7 +2283,7 @@ export interface components {
         UpdateEventSubscriptionDto: {
             /** @example https://crm.example.com/hooks/v2 */
             url?: string;
-            event_types?: ("message.received" | "message.status" | "message.sent" | "template.status" | "turn.failed" | "instance.status" | "contact.handoff")[];
+            event_types?: ("message.received" | "message.status" | "message.sent" | "template.status" | "turn.failed" | "instance.status" | "contact.handoff" | "campaign.status")[];
             description?: string;
             /** @description false stops deliveries (events already waiting are kept); true resumes them and clears a disable by failures */
             enabled?: boolean;
@@ -2567,10 +2645,16 @@ export interface components {
              * @example APPROVED
              */
             status: string;
-            /** @enum {string|null} */
-            category: "MARKETING" | "UTILITY" | "AUTHENTICATION" | null;
-            /** @enum {string|null} */
-            parameter_format: "positional" | "named" | null;
+            /**
+             * @description MARKETING, UTILITY or AUTHENTICATION
+             * @example UTILITY
+             */
+            category: string | null;
+            /**
+             * @description positional ({{1}}) or named ({{first_name}})
+             * @example positional
+             */
+            parameter_format: string | null;
             /**
              * @description GREEN, YELLOW, RED, UNKNOWN
              * @example GREEN
@@ -2716,6 +2800,164 @@ export interface components {
             /** @description The catalogue ids removed */
             deleted: string[];
         };
+        CampaignRecipientDto: {
+            /**
+             * @description The number, with the country code (spaces, dashes and + are dropped)
+             * @example 5511999990000
+             */
+            to?: string;
+            /**
+             * @description A business-scoped user id
+             * @example BR.1234567890ABCDEF
+             */
+            recipient?: string;
+            /**
+             * @description The template's variables for this recipient: `1`, `2`… (or names) for the body, `header.1` (or `header.name`) for the header, `button.0` for a URL button
+             * @example {
+             *       "1": "Maria",
+             *       "2": "2 dias",
+             *       "header.1": "#1042",
+             *       "button.0": "1042"
+             *     }
+             */
+            parameters?: Record<string, never>;
+        };
+        CreateCampaignDto: {
+            /**
+             * Format: uuid
+             * @description The instance to act on; may be left out when the API key is bound to one, or (the inbox's reads) when an operator's token answers for one only
+             */
+            instance_id?: string;
+            /** @example Autumn sale */
+            name: string;
+            /**
+             * @description An approved template of the catalogue
+             * @example shipping_update
+             */
+            template_name: string;
+            /**
+             * @description pt_BR when left out
+             * @example pt_BR
+             */
+            language?: string;
+            /** @description Components every recipient gets, as /send/template takes them (a media header, a value the same for all); a recipient's own `parameters` fill the rest */
+            components?: components["schemas"]["TemplateComponentDto"][];
+            /** @description 1 to 100000; each with exactly one of `to` and `recipient`. Duplicates and invalid numbers are counted and left out */
+            recipients: components["schemas"]["CampaignRecipientDto"][];
+            /**
+             * Format: date-time
+             * @description Started campaigns wait until then (scheduled)
+             */
+            start_at?: string;
+            /**
+             * @description The most sends a second; absent: as fast as the number's pacing allows (its conversations go first either way)
+             * @example 20
+             */
+            rate_per_s?: number;
+            /**
+             * @description Start it at once (else it stays a draft)
+             * @default false
+             */
+            start: boolean;
+        };
+        CampaignTemplateDto: {
+            /** @example 1234567890 */
+            id: string;
+            /** @example shipping_update */
+            name: string;
+            /** @example pt_BR */
+            language: string;
+            /** @example UTILITY */
+            category: string | null;
+        };
+        CampaignProgressDto: {
+            /** @description Not sent yet */
+            queued: number;
+            /** @description Being sent now */
+            sending: number;
+            /** @description Accepted by the platform (and not failed since) */
+            sent: number;
+            failed: number;
+            skipped: number;
+            /** @description Of the sent: delivered (or read) */
+            delivered: number;
+            /** @description Of the sent: read */
+            read: number;
+            /** @description Of the sent: wrote back after the send */
+            replied: number;
+            /**
+             * @description The failed by the platform's code (or `send_uncertain`: a worker stopped mid-send)
+             * @example {
+             *       "131026": 1,
+             *       "131049": 3,
+             *       "send_uncertain": 1
+             *     }
+             */
+            failed_by_code: {
+                [key: string]: number;
+            };
+            /**
+             * @example {
+             *       "opted_out": 12
+             *     }
+             */
+            skipped_by_reason: {
+                [key: string]: number;
+            };
+        };
+        CampaignDto: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @enum {string} */
+            state: "draft" | "scheduled" | "running" | "paused" | "completed" | "cancelled";
+            /** @description Why it paused: requested, token_rejected, instance_inactive, template_paused, template_disabled, template_not_approved, template_not_found, template_category_changed */
+            pause_reason: string | null;
+            template: components["schemas"]["CampaignTemplateDto"];
+            /** Format: date-time */
+            start_at: string | null;
+            rate_per_s: number | null;
+            /** @description Recipients kept from the list */
+            recipients: number;
+            /** @description Left out: listed twice */
+            duplicates: number;
+            /** @description Left out: not a number or user id */
+            invalid: number;
+            progress: components["schemas"]["CampaignProgressDto"];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            started_at: string | null;
+            /** Format: date-time */
+            finished_at: string | null;
+        };
+        CampaignPageDto: {
+            data: components["schemas"]["CampaignDto"][];
+            next_cursor: string | null;
+        };
+        RecipientDto: {
+            /** @description Its place in the list, from 1 */
+            seq: number;
+            to: string | null;
+            recipient: string | null;
+            /** @enum {string} */
+            state: "queued" | "sending" | "sent" | "failed" | "skipped";
+            /** @description Skipped: why (opted_out); failed: send_uncertain or platform_rejected */
+            reason: string | null;
+            /** @example 131026 */
+            error_code: number | null;
+            error_message: string | null;
+            wamid: string | null;
+            /** Format: date-time */
+            sent_at: string | null;
+            parameters: {
+                [key: string]: string;
+            } | null;
+        };
+        RecipientPageDto: {
+            data: components["schemas"]["RecipientDto"][];
+            next_cursor: string | null;
+        };
         FieldErrorDetailDto: {
             /**
              * @description The field, dotted for nested ones (media.link)
@@ -2735,6 +2977,32 @@ export interface components {
             message: string | null;
             /** @example AbCdEfGhIjKlMnOp */
             fbtrace_id: string | null;
+        };
+        TemplateLanguagesDetailDto: {
+            /** @example order_update */
+            name: string;
+            /**
+             * @description The language asked for
+             * @example en_US
+             */
+            language: string;
+            /**
+             * @description The languages it has
+             * @example [
+             *       "pt_BR"
+             *     ]
+             */
+            languages: string[];
+        };
+        TemplateStatusDetailDto: {
+            /** @example PAUSED */
+            status: string;
+            /** @example LOW_QUALITY */
+            reason: string | null;
+        };
+        StateDetailDto: {
+            /** @example completed */
+            state: string;
         };
         EventMessageDto: {
             wamid: string;
@@ -3011,6 +3279,67 @@ export interface components {
             /** @enum {string} */
             type: "contact.handoff";
             data: components["schemas"]["ContactHandoffDataDto"];
+        };
+        CampaignTemplateRefDto: {
+            /** @example 1234567890 */
+            id: string;
+            /** @example autumn_sale */
+            name: string;
+            /** @example pt_BR */
+            language: string;
+        };
+        CampaignStatusDataDto: {
+            /** Format: uuid */
+            campaign_id: string;
+            /** @example Autumn sale */
+            name: string;
+            /** @enum {string} */
+            state: "draft" | "scheduled" | "running" | "paused" | "completed" | "cancelled";
+            /**
+             * @description The state it left (one of those of `state`); null when it was just created
+             * @example running
+             */
+            previous_state: string | null;
+            /**
+             * @description Why it paused: requested, token_rejected, instance_inactive, template_paused, template_disabled, template_not_approved, template_not_found, template_category_changed
+             * @example template_paused
+             */
+            pause_reason: string | null;
+            template: components["schemas"]["CampaignTemplateRefDto"];
+            /** @description Recipients in the list (after duplicates and invalid ones) */
+            recipients: number;
+            duplicates: number;
+            invalid: number;
+            /**
+             * @description On completed and cancelled: the recipients by state (queued, sent, failed, skipped)
+             * @example {
+             *       "sent": 4980,
+             *       "skipped": 12,
+             *       "failed": 8
+             *     }
+             */
+            counts: {
+                [key: string]: number;
+            } | null;
+            /** Format: date-time */
+            at: string;
+        };
+        CampaignStatusEventDto: {
+            /**
+             * Format: uuid
+             * @description Stable: also the webhook-id header, the same on every retry and replay
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the change happened
+             */
+            created_at: string;
+            /** Format: uuid */
+            instance_id: string | null;
+            /** @enum {string} */
+            type: "campaign.status";
+            data: components["schemas"]["CampaignStatusDataDto"];
         };
         PingDataDto: {
             /** Format: uuid */
@@ -6409,7 +6738,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description `platform_rejected`: the platform refused the request; `details` carries its code, message and fbtrace_id */
+            /**
+             * @description `template_not_found`: a template send (or a campaign) naming a template the catalogue lacks in that language; `details` lists the languages it has. Also the platform's 132001
+             *
+             *     `template_not_approved`: a template send to a template that is not approved (paused, disabled, pending, rejected); `details` gives its status. Also the platform's 132015 (paused) and 132016 (disabled)
+             *
+             *     `template_parameter_mismatch`: the platform's 132000 (parameter count) or 132012 (parameter format): the catalogue was refreshed for the template
+             *
+             *     `platform_rejected`: the platform refused the request; `details` carries its code, message and fbtrace_id
+             */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9505,6 +9842,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description `template_not_found`: a template send (or a campaign) naming a template the catalogue lacks in that language; `details` lists the languages it has. Also the platform's 132001 */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description `rate_limited`: too many requests (an API key's or a person's token, failed logins, verification codes); see Retry-After */
             429: {
                 headers: {
@@ -9608,6 +9954,544 @@ export interface operations {
                 };
             };
             /** @description `instance_inactive`: the instance is deactivated */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `rate_limited`: too many requests (an API key's or a person's token, failed logins, verification codes); see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unavailable`: PostgreSQL or Redis cannot be reached now; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Any other error, in the contract body */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    listCampaigns: {
+        parameters: {
+            query?: {
+                /** @description The instance to act on; may be left out when the API key is bound to one, or (the inbox's reads) when an operator's token answers for one only */
+                instance_id?: string;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignPageDto"];
+                };
+            };
+            /** @description `validation_failed`: a body, query or path value breaks a rule; `details` names every field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unauthorized`: credentials missing, malformed, unknown, revoked or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_forbidden`: an API key bound to one instance used for another, or an operator's token for an instance it does not answer for */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_not_found`: no instance with that id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_inactive`: the instance is deactivated */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `rate_limited`: too many requests (an API key's or a person's token, failed logins, verification codes); see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unavailable`: PostgreSQL or Redis cannot be reached now; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Any other error, in the contract body */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    createCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateCampaignDto"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignDto"];
+                };
+            };
+            /**
+             * @description `validation_failed`: a body, query or path value breaks a rule; `details` names every field
+             *
+             *     `invalid_json`: the body is not JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unauthorized`: credentials missing, malformed, unknown, revoked or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_forbidden`: an API key bound to one instance used for another, or an operator's token for an instance it does not answer for */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_not_found`: no instance with that id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_inactive`: the instance is deactivated */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `rate_limited`: too many requests (an API key's or a person's token, failed logins, verification codes); see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unavailable`: PostgreSQL or Redis cannot be reached now; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Any other error, in the contract body */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    getCampaign: {
+        parameters: {
+            query?: {
+                /** @description The instance to act on; may be left out when the API key is bound to one, or (the inbox's reads) when an operator's token answers for one only */
+                instance_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The campaign */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignDto"];
+                };
+            };
+            /** @description `validation_failed`: a body, query or path value breaks a rule; `details` names every field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unauthorized`: credentials missing, malformed, unknown, revoked or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_forbidden`: an API key bound to one instance used for another, or an operator's token for an instance it does not answer for */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /**
+             * @description `campaign_not_found`: no campaign with that id on the instance
+             *
+             *     `instance_not_found`: no instance with that id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_inactive`: the instance is deactivated */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `rate_limited`: too many requests (an API key's or a person's token, failed logins, verification codes); see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unavailable`: PostgreSQL or Redis cannot be reached now; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Any other error, in the contract body */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    listCampaignRecipients: {
+        parameters: {
+            query?: {
+                /** @description The instance to act on; may be left out when the API key is bound to one, or (the inbox's reads) when an operator's token answers for one only */
+                instance_id?: string;
+                state?: "queued" | "sending" | "sent" | "failed" | "skipped";
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The campaign */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecipientPageDto"];
+                };
+            };
+            /** @description `validation_failed`: a body, query or path value breaks a rule; `details` names every field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unauthorized`: credentials missing, malformed, unknown, revoked or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_forbidden`: an API key bound to one instance used for another, or an operator's token for an instance it does not answer for */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /**
+             * @description `campaign_not_found`: no campaign with that id on the instance
+             *
+             *     `instance_not_found`: no instance with that id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_inactive`: the instance is deactivated */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `rate_limited`: too many requests (an API key's or a person's token, failed logins, verification codes); see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unavailable`: PostgreSQL or Redis cannot be reached now; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Any other error, in the contract body */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    actOnCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The campaign */
+                id: string;
+                action: "start" | "pause" | "resume" | "cancel";
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InstanceScopedDto"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignDto"];
+                };
+            };
+            /**
+             * @description `validation_failed`: a body, query or path value breaks a rule; `details` names every field
+             *
+             *     `invalid_json`: the body is not JSON
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unauthorized`: credentials missing, malformed, unknown, revoked or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_forbidden`: an API key bound to one instance used for another, or an operator's token for an instance it does not answer for */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /**
+             * @description `campaign_not_found`: no campaign with that id on the instance
+             *
+             *     `instance_not_found`: no instance with that id
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /**
+             * @description `campaign_state_conflict`: a campaign action its state does not allow (start a draft; pause a scheduled or running one; resume a paused one; cancel one that has not ended); `details` gives its state
+             *
+             *     `instance_inactive`: the instance is deactivated
+             */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -24,7 +24,9 @@ import { TurnLive1795677029198 } from './1795677029198-turn-live.js';
 import { ContactsRead1795677110849 } from './1795677110849-contacts-read.js';
 import { ContactsReadLive1795678656403 } from './1795678656403-contacts-read-live.js';
 import { TemplateCatalogue1795683564126 } from './1795683564126-template-catalogue.js';
+import { Campaigns1795685448338 } from './1795685448338-campaigns.js';
 import { TemplateChanges1795684767652 } from './1795684767652-template-changes.js';
+import { CampaignEvents1795685817560 } from './1795685817560-campaign-events.js';
 
 /**
  * Every migration, oldest first (`npm run sql:migration` appends the ones it writes).
@@ -59,4 +61,6 @@ export const MIGRATIONS = [
   ContactsReadLive1795678656403,
   TemplateCatalogue1795683564126,
   TemplateChanges1795684767652,
+  Campaigns1795685448338,
+  CampaignEvents1795685817560,
 ];

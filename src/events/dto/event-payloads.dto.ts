@@ -107,6 +107,53 @@ export class TemplateStatusDataDto {
   @ApiProperty({ format: 'date-time' }) at: string;
 }
 
+export class CampaignTemplateRefDto {
+  @ApiProperty({ example: '1234567890' }) id: string;
+  @ApiProperty({ example: 'autumn_sale' }) name: string;
+  @ApiProperty({ example: 'pt_BR' }) language: string;
+}
+
+export class CampaignStatusDataDto {
+  @ApiProperty({ format: 'uuid' }) campaign_id: string;
+  @ApiProperty({ example: 'Autumn sale' }) name: string;
+  @ApiProperty({ enum: ['draft', 'scheduled', 'running', 'paused', 'completed', 'cancelled'] })
+  state: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'running',
+    description: 'The state it left (one of those of `state`); null when it was just created',
+  })
+  previous_state: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'template_paused',
+    description:
+      'Why it paused: requested, token_rejected, instance_inactive, template_paused, ' +
+      'template_disabled, template_not_approved, template_not_found, template_category_changed',
+  })
+  pause_reason: string | null;
+  @ApiProperty({ type: CampaignTemplateRefDto }) template: CampaignTemplateRefDto;
+  @ApiProperty({
+    type: 'integer',
+    description: 'Recipients in the list (after duplicates and invalid ones)',
+  })
+  recipients: number;
+  @ApiProperty({ type: 'integer' }) duplicates: number;
+  @ApiProperty({ type: 'integer' }) invalid: number;
+  @ApiProperty({
+    type: 'object',
+    nullable: true,
+    additionalProperties: { type: 'integer' },
+    example: { sent: 4980, skipped: 12, failed: 8 },
+    description:
+      'On completed and cancelled: the recipients by state (queued, sent, failed, skipped)',
+  })
+  counts: Record<string, number> | null;
+  @ApiProperty({ format: 'date-time' }) at: string;
+}
+
 export class TurnFailedDataDto {
   @ApiProperty({ format: 'uuid', description: 'Retry it with POST /admin/turns/{id}/retry' })
   turn_id: string;
@@ -204,6 +251,11 @@ export class ContactHandoffEventDto extends EventBaseDto {
   @ApiProperty({ type: ContactHandoffDataDto }) data: ContactHandoffDataDto;
 }
 
+export class CampaignStatusEventDto extends EventBaseDto {
+  @ApiProperty({ enum: ['campaign.status'] }) type: string;
+  @ApiProperty({ type: CampaignStatusDataDto }) data: CampaignStatusDataDto;
+}
+
 export class PingEventDto extends EventBaseDto {
   @ApiProperty({ enum: ['ping'] }) type: string;
   @ApiProperty({ type: PingDataDto }) data: PingDataDto;
@@ -218,6 +270,7 @@ export const EVENT_BODIES = {
   'turn.failed': TurnFailedEventDto,
   'instance.status': InstanceStatusEventDto,
   'contact.handoff': ContactHandoffEventDto,
+  'campaign.status': CampaignStatusEventDto,
   ping: PingEventDto,
 };
 

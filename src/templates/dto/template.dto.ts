@@ -264,9 +264,19 @@ export class TemplateDto {
   @ApiProperty({ type: String, nullable: true, example: 'pt_BR' }) language: string | null;
   @ApiProperty({ example: 'APPROVED', description: 'APPROVED, PENDING, REJECTED, PAUSED, …' })
   status: string;
-  @ApiProperty({ type: String, nullable: true, enum: TEMPLATE_CATEGORIES })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'UTILITY',
+    description: 'MARKETING, UTILITY or AUTHENTICATION',
+  })
   category: string | null;
-  @ApiProperty({ type: String, nullable: true, enum: ['positional', 'named'] })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'positional',
+    description: 'positional ({{1}}) or named ({{first_name}})',
+  })
   parameter_format: string | null;
   @ApiProperty({
     type: String,

@@ -1,0 +1,340 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import { AppConfig } from '../config/app-config.js';
+import { ContactStore } from '../contacts/contact.store.js';
+import type { Instance } from '../instances/instance.types.js';
+import { InstancesService } from '../instances/instances.service.js';
+import { MessagesService, type Recipient } from '../messages/messages.service.js';
+import { PlatformError, INVALID_TOKEN_PLATFORM_CODE } from '../platform/platform.errors.js';
+import { buildPlatformMessage } from '../send/outbound-message.builder.js';
+import { SendPacer } from '../send/send-pacer.js';
+import {
+  componentsFor,
+  parameterFormatOf,
+  templateSlots,
+  type SendComponent,
+} from '../templates/template-params.js';
+import { TemplateStore } from '../templates/template.store.js';
+import type { CatalogueTemplate } from '../templates/template.types.js';
+import { TemplatesService } from '../templates/templates.service.js';
+import { CampaignStore, type ClaimedRecipient } from './campaign.store.js';
+import type { Campaign, PauseReason } from './campaign.types.js';
+
+/** How often an idle worker looks for campaigns to send. */
+const POLL_MS = 500;
+/** How long a worker waits after a round failed (the database away). */
+const ERROR_WAIT_MS = 5000;
+/** Recipients a worker takes at a time (fewer when the campaign's rate is low). */
+const BATCH = 100;
+/** Sends of one campaign a worker has in flight at once. */
+const CONCURRENCY = 16;
+/** How long a worker trusts the campaign's state it read (a pause takes effect within this). */
+const STATE_TTL_MS = 250;
+
+/** The platform's codes that pause a campaign, and why. */
+const PAUSING_CODES: Record<number, PauseReason> = {
+  [INVALID_TOKEN_PLATFORM_CODE]: 'token_rejected',
+  132001: 'template_not_found',
+  132015: 'template_paused',
+  132016: 'template_disabled',
+};
+
+const TEMPLATE_PAUSES: Record<string, PauseReason> = {
+  PAUSED: 'template_paused',
+  DISABLED: 'template_disabled',
+};
+
+/** Stops a batch: the campaign paused itself, or the number must wait. */
+class BatchStop extends Error {}
+
+/**
+ * Sends the running campaigns, in every worker process: each worker claims
+ * a few queued recipients at a time (others pass over them), waits for a
+ * slot of the number that nothing else wants, marks the recipient `sending`,
+ * calls the platform and records the result. A recipient marked `sending` is
+ * never sent again: a worker that dies there leaves it to end `failed`
+ * (`send_uncertain`) when its lease runs out; what it had only claimed goes
+ * back to the queue. A campaign pauses itself when the platform refuses the
+ * token, the template is paused, disabled or gone, or its category changed.
+ */
+@Injectable()
+export class CampaignRunner implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger(CampaignRunner.name);
+  private readonly worker = `${process.pid}-${randomUUID().slice(0, 8)}`;
+  private readonly stopping = new AbortController();
+  private loop?: Promise<void>;
+  private readonly states = new Map<string, { state: string; at: number }>();
+
+  constructor(
+    private readonly store: CampaignStore,
+    private readonly templateStore: TemplateStore,
+    private readonly templates: TemplatesService,
+    private readonly instances: InstancesService,
+    private readonly messages: MessagesService,
+    private readonly contacts: ContactStore,
+    private readonly pacer: SendPacer,
+    private readonly config: AppConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.loop = this.run();
+  }
+
+  /** Before the database and Redis close: what is in flight finishes, nothing new starts. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopping.abort();
+    await this.loop;
+  }
+
+  private get stopped(): boolean {
+    return this.stopping.signal.aborted;
+  }
+
+  private async run(): Promise<void> {
+    let recoveredAt = 0;
+    while (!this.stopped) {
+      let wait = POLL_MS;
+      try {
+        await this.store.startDue();
+        // Leases run out no sooner than this: looking more often finds nothing.
+        if (Date.now() - recoveredAt >= (this.config.CAMPAIGN_LEASE_S * 1000) / 2) {
+          recoveredAt = Date.now();
+          const recovered = await this.store.recoverExpired();
+          if (recovered.requeued + recovered.uncertain > 0) {
+            this.logger.warn(recovered, 'campaign recipients of a stopped worker taken back');
+          }
+        }
+        for (const campaign of await this.store.running()) {
+          if (this.stopped) break;
+          if (await this.runBatch(campaign)) wait = 0;
+        }
+      } catch (error) {
+        // The database or Redis away: look again a little later.
+        wait = ERROR_WAIT_MS;
+        this.logger.warn({ err: (error as Error).message }, 'campaign round failed');
+      }
+      if (wait > 0) {
+        await sleep(wait, undefined, { signal: this.stopping.signal }).catch(() => undefined);
+      }
+    }
+  }
+
+  /** One batch of a campaign; whether it sent (or settled) anything. */
+  private async runBatch(campaign: Campaign): Promise<boolean> {
+    const instance = await this.instances.findById(campaign.instance_id);
+    if (!instance?.is_active) {
+      await this.pause(campaign, 'instance_inactive');
+      return false;
+    }
+    const template = await this.templateStore.get(
+      instance.channel_account_id,
+      campaign.template_id,
+    );
+    const reason = this.templateProblem(campaign, template);
+    if (reason) {
+      await this.pause(campaign, reason);
+      return false;
+    }
+    const size = Math.max(1, Math.min(BATCH, Math.ceil(campaign.rate_per_s ?? BATCH)));
+    const claimed = await this.store.claim(
+      campaign.id,
+      this.worker,
+      size,
+      this.config.CAMPAIGN_LEASE_S,
+    );
+    if (claimed.length === 0) {
+      const done = await this.store.completeIfDone(campaign.id);
+      if (done) this.logger.log({ campaignId: campaign.id }, 'campaign completed');
+      return false;
+    }
+    const optedOut = await this.contacts.optedOut(
+      instance.id,
+      claimed.flatMap((r) => (r.to_number ? [r.to_number] : [])),
+      claimed.flatMap((r) => (r.user_id ? [r.user_id] : [])),
+    );
+    const parts = template!.components ?? [];
+    const format = template!.parameterFormat ?? parameterFormatOf(null, parts);
+    const slots = templateSlots(parts);
+    const left = [...claimed];
+    let stop = false;
+    // A few sends in flight at once: the pacer, not one call's round trip, sets the rate.
+    const lane = async () => {
+      while (!stop && left.length > 0 && !this.stopped) {
+        // Taken before the await: another lane may take the last one meanwhile.
+        const recipient = left.shift();
+        if (!recipient) return;
+        if (!(await this.stillRunning(campaign.id))) {
+          left.unshift(recipient);
+          stop = true;
+          return;
+        }
+        const address = recipient.to_number ?? recipient.user_id!;
+        if (optedOut.has(address)) {
+          await this.store.finish(campaign.id, recipient.seq, 'skipped', 'opted_out');
+          continue;
+        }
+        const components = componentsFor(
+          slots,
+          format,
+          campaign.components,
+          recipient.parameters ?? {},
+        );
+        try {
+          await this.sendOne(instance, campaign, recipient, components);
+        } catch (error) {
+          stop = true;
+          if (!(error instanceof BatchStop)) throw error;
+        }
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: Math.min(CONCURRENCY, claimed.length) }, lane));
+    } finally {
+      // What no lane took up goes back to the queue (a lease would bring it back anyway).
+      await this.store.release(
+        campaign.id,
+        left.map((recipient) => recipient.seq),
+        this.worker,
+      );
+    }
+    await this.store.touch(campaign.id);
+    return true;
+  }
+
+  /** Sends to one recipient; throws BatchStop when the campaign or the number must stop. */
+  private async sendOne(
+    instance: Instance,
+    campaign: Campaign,
+    recipient: ClaimedRecipient,
+    components: SendComponent[],
+  ): Promise<void> {
+    const to: Recipient = recipient.to_number
+      ? { to: recipient.to_number }
+      : { recipient: recipient.user_id! };
+    const request = {
+      ...to,
+      template_name: campaign.template_name,
+      language: campaign.template_language,
+      ...(components.length > 0 ? { components } : {}),
+    };
+    const message = buildPlatformMessage('template', request as never);
+    const session = this.instances.session(instance);
+    let marked = false;
+    let wamid: string;
+    try {
+      wamid = await this.pacer.runCampaign(
+        instance.phone_number_id,
+        campaign.id,
+        campaign.rate_per_s,
+        recipient.to_number ?? recipient.user_id!,
+        async () => {
+          // Marked after the wait, right before the call: from here it is never sent again.
+          marked = await this.store.markSending(
+            campaign.id,
+            recipient.seq,
+            this.worker,
+            this.config.CAMPAIGN_LEASE_S,
+          );
+          if (!marked) throw new BatchStop('the recipient is no longer this worker’s');
+          return session.sendMessage(message);
+        },
+      );
+    } catch (error) {
+      if (!marked || !(error instanceof PlatformError)) throw error;
+      await this.failed(instance, campaign, recipient, error);
+      return;
+    }
+    await this.store.markSent(campaign.id, recipient.seq, wamid);
+    const body = { ...request } as Record<string, unknown>;
+    await this.messages
+      .recordOutbound({
+        instanceId: instance.id,
+        recipient: to,
+        sentBy: 'api',
+        type: 'template',
+        body,
+        wamid,
+      })
+      .catch((error: unknown) => {
+        this.logger.warn(
+          { campaignId: campaign.id, wamid, err: (error as Error).message },
+          'a campaign send could not be recorded as a message',
+        );
+      });
+  }
+
+  /**
+   * A platform refusal: the recipient fails with the code, or (the platform
+   * never took it) goes back to the queue while the campaign pauses or the
+   * number waits.
+   */
+  private async failed(
+    instance: Instance,
+    campaign: Campaign,
+    recipient: ClaimedRecipient,
+    error: PlatformError,
+  ): Promise<void> {
+    const { failure } = error;
+    if (failure.mayHaveBeenSent) {
+      await this.store.finish(campaign.id, recipient.seq, 'failed', 'send_uncertain', {
+        message: error.message,
+      });
+      return;
+    }
+    const pause =
+      failure.platformCode === undefined ? undefined : PAUSING_CODES[failure.platformCode];
+    const retry = failure.kind !== 'rejected' || pause !== undefined;
+    if (retry) {
+      await this.store.requeue(campaign.id, recipient.seq);
+      if (pause) {
+        if (pause.startsWith('template_')) await this.templates.requestSync(instance);
+        await this.pause(campaign, pause);
+      } else {
+        await sleep((failure.retryAfterSeconds ?? 1) * 1000, undefined, {
+          signal: this.stopping.signal,
+        }).catch(() => undefined);
+      }
+      throw new BatchStop(pause ?? failure.kind);
+    }
+    await this.store.finish(campaign.id, recipient.seq, 'failed', 'platform_rejected', {
+      code: failure.platformCode,
+      message: failure.platformMessage,
+    });
+  }
+
+  /** Why the template stops the campaign now, if it does. */
+  private templateProblem(
+    campaign: Campaign,
+    template: CatalogueTemplate | null,
+  ): PauseReason | null {
+    if (!template) return 'template_not_found';
+    if (template.status !== 'APPROVED')
+      return TEMPLATE_PAUSES[template.status] ?? 'template_not_approved';
+    const category = template.pendingCategory ?? template.category;
+    if (campaign.template_category && category && category !== campaign.template_category) {
+      return 'template_category_changed';
+    }
+    return null;
+  }
+
+  private async pause(campaign: Campaign, reason: PauseReason): Promise<void> {
+    const paused = await this.store.transition(campaign.id, ['running'], 'paused', reason);
+    this.states.delete(campaign.id);
+    if (paused) this.logger.warn({ campaignId: campaign.id, reason }, 'campaign paused');
+  }
+
+  private async stillRunning(id: string): Promise<boolean> {
+    const now = Date.now();
+    const known = this.states.get(id);
+    if (known && now - known.at < STATE_TTL_MS) return known.state === 'running';
+    const state = (await this.store.stateOf(id)) ?? 'gone';
+    this.states.set(id, { state, at: now });
+    return state === 'running';
+  }
+}

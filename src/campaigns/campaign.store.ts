@@ -1,0 +1,384 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { rows } from '../database/sql.js';
+import type {
+  Campaign,
+  CampaignProgress,
+  CampaignRecipient,
+  CampaignState,
+  NewRecipient,
+  RecipientState,
+} from './campaign.types.js';
+
+/** Recipients written per INSERT when a campaign is created. */
+const INSERT_CHUNK = 5000;
+
+/** A new campaign's fields. */
+export interface NewCampaign {
+  instanceId: string;
+  name: string;
+  templateId: string;
+  templateName: string;
+  templateLanguage: string;
+  templateCategory: string | null;
+  components: unknown[];
+  startAt: Date | null;
+  ratePerS: number | null;
+  duplicates: number;
+  invalid: number;
+}
+
+/** A recipient a worker took, to send to. */
+export type ClaimedRecipient = Pick<
+  CampaignRecipient,
+  'campaign_id' | 'seq' | 'to_number' | 'user_id' | 'parameters'
+>;
+
+/** The only home of SQL on `campaigns` and `campaign_recipients`. */
+@Injectable()
+export class CampaignStore {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** The campaign and its recipients, in one transaction (numbered in the order given). */
+  async create(campaign: NewCampaign, recipients: NewRecipient[]): Promise<Campaign> {
+    return this.db.transaction(async (manager) => {
+      const [created] = await rows<Campaign>(
+        manager,
+        `INSERT INTO campaigns (instance_id, name, template_id, template_name, template_language,
+           template_category, components, start_at, rate_per_s, recipients, duplicates, invalid)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
+        [
+          campaign.instanceId,
+          campaign.name,
+          campaign.templateId,
+          campaign.templateName,
+          campaign.templateLanguage,
+          campaign.templateCategory,
+          JSON.stringify(campaign.components),
+          campaign.startAt,
+          campaign.ratePerS,
+          recipients.length,
+          campaign.duplicates,
+          campaign.invalid,
+        ],
+      );
+      for (let from = 0; from < recipients.length; from += INSERT_CHUNK) {
+        const chunk = recipients.slice(from, from + INSERT_CHUNK);
+        await manager.query(
+          `INSERT INTO campaign_recipients (campaign_id, seq, to_number, user_id, parameters)
+           SELECT $1, $2 + r.n, r.to_number, r.user_id, r.parameters
+           FROM ROWS FROM (jsonb_to_recordset($3::jsonb)
+             AS (to_number text, user_id text, parameters jsonb))
+             WITH ORDINALITY AS r(to_number, user_id, parameters, n)`,
+          [
+            created.id,
+            from,
+            JSON.stringify(
+              chunk.map((recipient) => ({
+                to_number: recipient.to ?? null,
+                user_id: recipient.recipient ?? null,
+                parameters: recipient.parameters ?? null,
+              })),
+            ),
+          ],
+        );
+      }
+      return created;
+    });
+  }
+
+  async get(id: string, instanceId?: string): Promise<Campaign | null> {
+    const [found] = await rows<Campaign>(
+      this.db,
+      `SELECT * FROM campaigns WHERE id = $1 AND ($2::uuid IS NULL OR instance_id = $2)`,
+      [id, instanceId ?? null],
+    );
+    return found ?? null;
+  }
+
+  /** An instance's campaigns, newest first, after (created_at, id). */
+  list(
+    instanceId: string,
+    after: { at: string; id: string } | null,
+    limit: number,
+  ): Promise<Array<Campaign & { position: string }>> {
+    return rows(
+      this.db,
+      `SELECT *, (extract(epoch FROM created_at) * 1000000)::bigint::text AS position
+       FROM campaigns WHERE instance_id = $1
+         AND ($2::timestamptz IS NULL OR (created_at, id) < ($2::timestamptz, $3::uuid))
+       ORDER BY created_at DESC, id DESC LIMIT $4`,
+      [instanceId, after?.at ?? null, after?.id ?? null, limit],
+    );
+  }
+
+  /**
+   * Moves a campaign from one of `from` to `to` (`reason` when it pauses);
+   * null when it is in none of them. The trigger writes its event.
+   */
+  async transition(
+    id: string,
+    from: readonly CampaignState[],
+    to: CampaignState,
+    reason: string | null = null,
+  ): Promise<Campaign | null> {
+    const [moved] = await rows<Campaign>(
+      this.db,
+      `UPDATE campaigns SET state = $3::text, pause_reason = $4, updated_at = now(),
+         started_at = CASE WHEN $3::text = 'running' THEN COALESCE(started_at, now())
+           ELSE started_at END,
+         finished_at = CASE WHEN $3::text IN ('completed', 'cancelled') THEN now()
+           ELSE finished_at END
+       WHERE id = $1 AND state = ANY($2::text[]) RETURNING *`,
+      [id, from, to, to === 'paused' ? reason : null],
+    );
+    return moved ?? null;
+  }
+
+  /** Scheduled campaigns whose time has come start running. */
+  async startDue(): Promise<number> {
+    const started = await rows<{ id: string }>(
+      this.db,
+      `UPDATE campaigns SET state = 'running', updated_at = now(),
+         started_at = COALESCE(started_at, now())
+       WHERE state = 'scheduled' AND (start_at IS NULL OR start_at <= now()) RETURNING id`,
+    );
+    return started.length;
+  }
+
+  /** The running campaigns, those with the fewest recent sends first. */
+  running(): Promise<Campaign[]> {
+    return rows(this.db, `SELECT * FROM campaigns WHERE state = 'running' ORDER BY updated_at`);
+  }
+
+  /** A campaign's state now (the workers read it between sends). */
+  async stateOf(id: string): Promise<CampaignState | null> {
+    const [found] = await rows<{ state: CampaignState }>(
+      this.db,
+      `SELECT state FROM campaigns WHERE id = $1`,
+      [id],
+    );
+    return found?.state ?? null;
+  }
+
+  /**
+   * Takes up to `limit` queued recipients, in order, for `worker` until the
+   * lease ends; recipients another worker holds are passed over.
+   */
+  claim(
+    campaignId: string,
+    worker: string,
+    limit: number,
+    leaseS: number,
+  ): Promise<ClaimedRecipient[]> {
+    return rows(
+      this.db,
+      // The CTE is read once: a subquery joined in FROM may be scanned again per row
+      // (a nested loop), each scan passing over the rows just taken to lock the next ones.
+      `WITH q AS MATERIALIZED (
+         SELECT seq FROM campaign_recipients
+         WHERE campaign_id = $1 AND state = 'queued'
+         ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED)
+       UPDATE campaign_recipients r SET state = 'claimed', worker = $2,
+         lease_until = now() + make_interval(secs => $4)
+       FROM q
+       WHERE r.campaign_id = $1 AND r.seq = q.seq
+       RETURNING r.campaign_id, r.seq, r.to_number, r.user_id, r.parameters`,
+      [campaignId, worker, limit, leaseS],
+    );
+  }
+
+  /**
+   * The step before the platform call: true when the recipient is still
+   * this worker's to send. From here on it is never sent again: a worker
+   * that dies before `sent` leaves it `sending`, which ends `failed`.
+   */
+  async markSending(
+    campaignId: string,
+    seq: number,
+    worker: string,
+    leaseS: number,
+  ): Promise<boolean> {
+    const marked = await rows<{ seq: number }>(
+      this.db,
+      `UPDATE campaign_recipients SET state = 'sending',
+         lease_until = now() + make_interval(secs => $4)
+       WHERE campaign_id = $1 AND seq = $2 AND state = 'claimed' AND worker = $3 RETURNING seq`,
+      [campaignId, seq, worker, leaseS],
+    );
+    return marked.length === 1;
+  }
+
+  async markSent(campaignId: string, seq: number, wamid: string): Promise<void> {
+    await this.db.query(
+      `UPDATE campaign_recipients SET state = 'sent', wamid = $3, sent_at = now(),
+         worker = NULL, lease_until = NULL
+       WHERE campaign_id = $1 AND seq = $2`,
+      [campaignId, seq, wamid],
+    );
+  }
+
+  /** A recipient not sent to, for good: `failed` (with the platform's code) or `skipped`. */
+  async finish(
+    campaignId: string,
+    seq: number,
+    state: Extract<RecipientState, 'failed' | 'skipped'>,
+    reason: string,
+    error: { code?: number; message?: string } = {},
+  ): Promise<void> {
+    await this.db.query(
+      `UPDATE campaign_recipients SET state = $3, reason = $4, error_code = $5,
+         error_message = $6, worker = NULL, lease_until = NULL
+       WHERE campaign_id = $1 AND seq = $2 AND state IN ('claimed', 'sending')`,
+      [campaignId, seq, state, reason, error.code ?? null, error.message ?? null],
+    );
+  }
+
+  /** A recipient the platform refused for now (never took): back to the queue. */
+  async requeue(campaignId: string, seq: number): Promise<void> {
+    await this.db.query(
+      `UPDATE campaign_recipients SET state = 'queued', worker = NULL, lease_until = NULL
+       WHERE campaign_id = $1 AND seq = $2 AND state = 'sending'`,
+      [campaignId, seq],
+    );
+  }
+
+  /** Gives back what a worker claimed and did not send (the platform never had it). */
+  async release(campaignId: string, seqs: number[], worker: string): Promise<void> {
+    if (seqs.length === 0) return;
+    await this.db.query(
+      `UPDATE campaign_recipients SET state = 'queued', worker = NULL, lease_until = NULL
+       WHERE campaign_id = $1 AND seq = ANY($2::int[]) AND state = 'claimed' AND worker = $3`,
+      [campaignId, seqs, worker],
+    );
+  }
+
+  /**
+   * After a worker died: what it claimed goes back to the queue; what it was
+   * sending (the platform may have it) ends `failed`, `send_uncertain`,
+   * never sent again. The counts.
+   */
+  async recoverExpired(): Promise<{ requeued: number; uncertain: number }> {
+    const requeued = await rows<{ seq: number }>(
+      this.db,
+      `UPDATE campaign_recipients SET state = 'queued', worker = NULL, lease_until = NULL
+       WHERE state = 'claimed' AND lease_until < now() RETURNING seq`,
+    );
+    const uncertain = await rows<{ seq: number }>(
+      this.db,
+      `UPDATE campaign_recipients SET state = 'failed', reason = 'send_uncertain',
+         error_message = 'the worker stopped during the platform call: the message may have been sent, so it is not sent again',
+         worker = NULL, lease_until = NULL
+       WHERE state = 'sending' AND lease_until < now() RETURNING seq`,
+    );
+    return { requeued: requeued.length, uncertain: uncertain.length };
+  }
+
+  /** A running campaign with nobody left to send to becomes completed; the campaign, if so. */
+  async completeIfDone(id: string): Promise<Campaign | null> {
+    const [done] = await rows<Campaign>(
+      this.db,
+      `UPDATE campaigns SET state = 'completed', updated_at = now(), finished_at = now()
+       WHERE id = $1 AND state = 'running' AND NOT EXISTS (
+         SELECT 1 FROM campaign_recipients
+         WHERE campaign_id = $1 AND state IN ('queued', 'claimed', 'sending'))
+       RETURNING *`,
+      [id],
+    );
+    return done ?? null;
+  }
+
+  /** Marks that the campaign just sent (the runner serves the least recent first). */
+  async touch(id: string): Promise<void> {
+    await this.db.query(`UPDATE campaigns SET updated_at = now() WHERE id = $1`, [id]);
+  }
+
+  /** What the campaign came to: recipient states, and the platform's statuses of what was sent. */
+  async progress(campaign: Pick<Campaign, 'id' | 'instance_id'>): Promise<CampaignProgress> {
+    const groups = await rows<{
+      state: RecipientState;
+      reason: string | null;
+      code: string | null;
+      status: string | null;
+      replied: boolean;
+      n: number;
+    }>(
+      this.db,
+      `SELECT r.state, r.reason, COALESCE(r.error_code::text, m.errors->0->>'code') AS code,
+         m.status,
+         (r.state = 'sent' AND EXISTS (
+           SELECT 1 FROM messages i WHERE i.contact_id = m.contact_id
+             AND i.direction = 'inbound' AND i.created_at > r.sent_at)) AS replied,
+         count(*)::int AS n
+       FROM campaign_recipients r
+       LEFT JOIN messages m ON r.wamid IS NOT NULL AND m.wamid = r.wamid
+         AND m.instance_id = $2
+       WHERE r.campaign_id = $1
+       GROUP BY 1, 2, 3, 4, 5`,
+      [campaign.id, campaign.instance_id],
+    );
+    const progress: CampaignProgress = {
+      queued: 0,
+      sending: 0,
+      sent: 0,
+      failed: 0,
+      skipped: 0,
+      delivered: 0,
+      read: 0,
+      replied: 0,
+      failed_by_code: {},
+      skipped_by_reason: {},
+    };
+    const add = (record: Record<string, number>, key: string, n: number) => {
+      record[key] = (record[key] ?? 0) + n;
+    };
+    for (const group of groups) {
+      const n = group.n;
+      if (group.state === 'queued' || group.state === 'claimed') progress.queued += n;
+      else if (group.state === 'sending') progress.sending += n;
+      else if (group.state === 'skipped') {
+        progress.skipped += n;
+        add(progress.skipped_by_reason, group.reason ?? 'unknown', n);
+      } else if (group.state === 'failed' || group.status === 'failed') {
+        // Sent, then the platform said it failed (131049, 131026…): a failure with its code.
+        progress.failed += n;
+        add(progress.failed_by_code, group.code ?? group.reason ?? 'unknown', n);
+      } else {
+        progress.sent += n;
+        if (group.status === 'delivered' || group.status === 'read') progress.delivered += n;
+        if (group.status === 'read') progress.read += n;
+        if (group.replied) progress.replied += n;
+      }
+    }
+    return progress;
+  }
+
+  /** A page of a campaign's recipients in list order, after `afterSeq`, optionally in one state. */
+  recipients(
+    campaignId: string,
+    state: RecipientState | null,
+    afterSeq: number,
+    limit: number,
+  ): Promise<CampaignRecipient[]> {
+    return rows(
+      this.db,
+      `SELECT campaign_id, seq, to_number, user_id, parameters, state, reason, error_code,
+         error_message, wamid, sent_at
+       FROM campaign_recipients
+       WHERE campaign_id = $1 AND seq > $3
+         AND ($2::text IS NULL OR state = $2 OR ($2 = 'queued' AND state = 'claimed'))
+       ORDER BY seq LIMIT $4`,
+      [campaignId, state, afterSeq, limit],
+    );
+  }
+
+  /** Takes the template's category as it is now (announced changes included) as the campaign's. */
+  async confirmCategory(id: string): Promise<void> {
+    await this.db.query(
+      `UPDATE campaigns c SET template_category = COALESCE(t.pending_category, t.category)
+       FROM templates t WHERE c.id = $1 AND t.template_id = c.template_id`,
+      [id],
+    );
+  }
+}
