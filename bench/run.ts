@@ -6,10 +6,12 @@ import { benchAck, benchPipeline, type Comparison } from './webhook.bench.js';
 import { benchEventsDrain, benchEventsLatency } from './events.bench.js';
 import { benchEventsCost } from './events-cost.bench.js';
 import { benchConsole, benchLiveCost } from './console.bench.js';
+import { benchCampaign } from './campaign.bench.js';
 
 /**
- * `npm run bench [-- ack|pipeline|send|events|events-latency|events-cost|console|live-cost|recovery]
- * [--runs 3] [--duration 15] [--size 30000] [--rate 1000] [--cost-rate 250] [--phase 10]`:
+ * `npm run bench [-- ack|pipeline|send|events|events-latency|events-cost|console|live-cost|campaign|recovery]
+ * [--runs 3] [--duration 15] [--size 30000] [--rate 1000] [--cost-rate 250] [--phase 10]
+ * [--recipients 100000]`:
  * measures the service beside bare baselines doing the same essential work
  * (bench/baselines), service and baseline one after the other, `runs` times
  * (the machine's speed drifts: each ratio is of one pair), and prints each
@@ -22,7 +24,8 @@ import { benchConsole, benchLiveCost } from './console.bench.js';
  * outbox), console (the console in Chromium: first load, opening a
  * conversation of 5,000 messages, a message shown live) and live-cost (the
  * acknowledgement rate with 200 live streams open); recovery (crashes and outages, a
- * few minutes) only when named.
+ * few minutes) and campaign (a campaign of --recipients sent by one worker, beside
+ * a bare campaign sender; the worker's memory) only when named.
  */
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -34,8 +37,9 @@ async function main(): Promise<void> {
   const size = option('size', 30_000);
   const runs = Math.max(1, option('runs', 3));
   const named = args.filter((arg, i) => !arg.startsWith('--') && !args[i - 1]?.startsWith('--'));
+  // recovery and campaign (minutes each) run only when named.
   const wanted = (name: string) =>
-    named.length === 0 ? name !== 'recovery' : named.includes(name);
+    named.length === 0 ? !['recovery', 'campaign'].includes(name) : named.includes(name);
 
   const summaries: Summary[] = [];
   const benches: Array<[string, (run: number) => Promise<Comparison | Comparison[]>]> = [
@@ -51,6 +55,7 @@ async function main(): Promise<void> {
     ],
     ['console', () => benchConsole()],
     ['live-cost', (run) => benchLiveCost(duration, run)],
+    ['campaign', () => benchCampaign(option('recipients', 100_000))],
   ];
   try {
     for (const [name, bench] of benches) {

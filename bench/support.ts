@@ -7,7 +7,19 @@ import { waitUntil } from '../test/support/wait.js';
 
 export const PLATFORM_TOKEN = 'EAAG-bench-token';
 
-/** A zero-latency platform: answers number reads and sends, keeps only a counter. */
+/** The one template of the zero-latency platform's catalogue (campaigns send it). */
+export const BENCH_TEMPLATE = {
+  id: '990000000000001',
+  name: 'bench_offer',
+  language: 'pt_BR',
+  status: 'APPROVED',
+  category: 'MARKETING',
+  components: [
+    { type: 'BODY', text: 'Oi {{1}}, hoje tem oferta!', example: { body_text: [['Ana']] } },
+  ],
+};
+
+/** A zero-latency platform: answers number reads, a one-template catalogue and sends; keeps only a counter. */
 export async function startZeroLatencyPlatform(): Promise<{
   url: string;
   sends: () => number;
@@ -21,6 +33,10 @@ export async function startZeroLatencyPlatform(): Promise<{
       if (req.method === 'POST' && req.url?.endsWith('/messages')) {
         sends++;
         res.end(`{"messaging_product":"messenger","messages":[{"id":"wamid.bench${sends}"}]}`);
+        return;
+      }
+      if (req.method === 'GET' && req.url?.includes('/message_templates')) {
+        res.end(JSON.stringify({ data: [BENCH_TEMPLATE] }));
         return;
       }
       if (req.method === 'POST' && req.url?.endsWith('/media')) {

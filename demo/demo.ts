@@ -306,6 +306,67 @@ async function main(): Promise<void> {
     `platform ← text to recipient ${HIDDEN_USER.userId}: "${(hiddenAnswer.message.text as { body: string }).body}"`,
   );
 
+  step('A client system sends a small campaign: a template of the catalogue to five customers');
+  const catalogue = await readUntil(
+    () =>
+      api<{ data: Array<{ name: string; status: string; parameters: unknown[] }> }>(
+        `${base}/templates?name=shipping_update&language=pt_BR`,
+        'GET',
+        undefined,
+        key,
+      ),
+    (page) => page.data.length === 1,
+    15_000,
+    200,
+  );
+  show(
+    `GET /templates → shipping_update (pt_BR) ${catalogue.data[0]?.status}, ${catalogue.data[0]?.parameters.length} places to fill`,
+  );
+  const campaign = await api<{ id: string; recipients: number; duplicates: number }>(
+    `${base}/campaigns`,
+    'POST',
+    {
+      name: 'Entregas de hoje',
+      template_name: 'shipping_update',
+      language: 'pt_BR',
+      rate_per_s: 5,
+      start: true,
+      recipients: [
+        '5511900000101',
+        '5511900000102',
+        '5511900000103',
+        '5511900000104',
+        '5511900000105',
+        '5511900000105',
+      ].map((to, n) => ({
+        to,
+        parameters: {
+          '1': `Cliente ${n + 1}`,
+          '2': 'hoje',
+          'header.1': `#${1040 + n}`,
+          'button.0': String(1040 + n),
+        },
+      })),
+    },
+    key,
+  );
+  show(
+    `POST /campaigns → ${campaign.recipients} recipients (${campaign.duplicates} duplicate left out), 5 a second`,
+  );
+  const done = await readUntil(
+    () =>
+      api<{ state: string; progress: { sent: number } }>(
+        `${base}/campaigns/${campaign.id}`,
+        'GET',
+        undefined,
+        key,
+      ),
+    (found) => found.state === 'completed',
+    30_000,
+    250,
+  );
+  show(`GET /campaigns/${campaign.id} → ${done.state}, ${done.progress.sent} sent, each once`);
+
   step('The events the client system received, in order, each signature checked');
   const wanted = (events: ReceivedEvent[], type: string) =>
     events.filter((event) => event.event.type === type).length;

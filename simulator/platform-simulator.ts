@@ -370,7 +370,7 @@ export class PlatformSimulator {
         },
       };
     }
-    if (request.method === 'POST' && action === 'messages') {
+    if (request.method === 'POST' && (action === 'messages' || action === 'marketing_messages')) {
       const message = (request.body ?? {}) as Record<string, unknown>;
       const wamid = `wamid.fake${this.runId}${++this.sent}`;
       if (message.type) this.accepted.push({ wamid, message });
@@ -672,11 +672,28 @@ export function simulateTemplateCategory(
         message_template_name: templateName,
         message_template_language: language,
         previous_category: category.previous,
+        // A notice also names the category the template keeps until the change.
         ...(category.announced
-          ? { correct_category: category.next }
+          ? { correct_category: category.next, new_category: category.previous }
           : { new_category: category.next }),
       },
       Math.floor(Date.now() / 1000),
     ),
+  );
+}
+
+/** The platform raised a number's throughput (80 → 1,000 a second); it names the display number only. */
+export function simulateThroughputUpgrade(
+  target: WebhookTarget,
+  displayPhoneNumber: string,
+): Promise<number> {
+  return deliverSigned(
+    target,
+    envelope(target, 'phone_number_quality_update', {
+      display_phone_number: displayPhoneNumber,
+      event: 'THROUGHPUT_UPGRADE',
+      current_limit: 'TIER_UNLIMITED',
+      max_daily_conversations_per_business: 'TIER_UNLIMITED',
+    }),
   );
 }

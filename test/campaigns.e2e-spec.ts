@@ -1,4 +1,5 @@
 import { EventReceiver } from './support/event-receiver.js';
+import { referenceBodyErrors } from './support/reference.js';
 import {
   simulateMessage,
   simulateTemplateCategory,
@@ -18,6 +19,7 @@ import {
 
 const PHONE_NUMBER_ID = '106540352270001';
 const ACCOUNT = '102290129370001';
+const MARKETING_PATH = '/{Version}/{Phone-Number-ID}/marketing_messages';
 
 interface Campaign {
   id: string;
@@ -343,6 +345,51 @@ describe('campaigns', () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect((await campaign(created.body.id)).progress.sent).toBeLessThan(60);
   }, 90_000);
+
+  it("sends marketing templates through the marketing messages endpoint when the number is set to, in the platform's body", async () => {
+    const admin = await adminToken(context.service.url);
+    const [instance] = (
+      await http<Array<{ id: string; phone_number_id: string }>>(
+        context.service.url,
+        'GET',
+        '/admin/instances',
+        { token: admin },
+      )
+    ).body.filter((found) => found.phone_number_id === PHONE_NUMBER_ID);
+    const patch = (marketing: boolean) =>
+      http(context.service.url, 'PATCH', `/admin/instances/${instance.id}`, {
+        token: admin,
+        body: { marketing_messages: marketing },
+      });
+    expect((await patch(true)).status).toBe(200);
+    const marketing = await api<Campaign>('POST', '/campaigns', {
+      name: 'Marketing endpoint',
+      template_name: 'autumn_sale',
+      start: true,
+      recipients: [60001, 60002, 60003].map((n) => ({
+        to: number(n),
+        parameters: { first_name: 'Ana', code: 'M' },
+      })),
+    });
+    const utility = await api<Campaign>('POST', '/campaigns', {
+      name: 'Utility stays',
+      template_name: 'shipping_update',
+      start: true,
+      recipients: [shipping(60004)],
+    });
+    for (const id of [marketing.body.id, utility.body.id]) {
+      await waitFor(async () => (await campaign(id)).state === 'completed', 30_000, 500);
+    }
+    const calls = context.platform.callsTo(/\/marketing_messages$/);
+    expect(calls.map((call) => (call.body as { to: string }).to).sort()).toEqual(
+      [60001, 60002, 60003].map(number),
+    );
+    for (const call of calls) {
+      expect(referenceBodyErrors(MARKETING_PATH, 'post', call.body)).toEqual([]);
+    }
+    expect(sendsTo('shipping_update').get(number(60004))).toBe(1);
+    expect((await patch(false)).status).toBe(200);
+  });
 
   it("lets a conversation's sends through while a campaign runs on the same number", async () => {
     const customer = number(40000);

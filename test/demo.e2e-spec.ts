@@ -44,6 +44,8 @@ describe('npm run demo and the simulator CLI', () => {
     expect(output).toMatch(/message\.sent +✓ signed +to 5511987654321 by api: "Seu pedido/);
     expect(output).toMatch(/message\.status +✓ signed +wamid\.fake\d+ to 5511987654321 is read/);
     expect(output).not.toContain('BAD SIGNATURE');
+    expect(output).toMatch(/POST \/campaigns → 5 recipients \(1 duplicate left out\)/);
+    expect(output).toMatch(/GET \/campaigns\/[0-9a-f-]+ → completed, 5 sent, each once/);
     // The handoff: a person's send paused the agent, the hand-back resumed it.
     expect(output).toMatch(/GET \/contacts → handoff active \(by auto\)/);
     expect(output).toContain('(no agent call in 2.5 s)');

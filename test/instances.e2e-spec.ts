@@ -36,6 +36,8 @@ const DETAIL_FIELDS = [
   'platform_app_id',
   'webhook_verify_token',
   'agent',
+  'send_rate',
+  'marketing_messages',
 ].sort();
 
 describe('admin: instances', () => {

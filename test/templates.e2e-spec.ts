@@ -298,10 +298,11 @@ describe('template catalogue', () => {
       language: 'en_US',
       category: 'UTILITY',
       parameter_format: 'named',
-      components: [{ type: 'BODY', text: 'Hi {{name}}, {{Order}}' }],
+      components: [{ type: 'BODY', text: '{{name}}, your order {{Order}} is ready.' }],
     });
     expect(named.status).toBe(400);
     expect(named.body.details).toEqual([
+      { field: 'components[0].text', message: 'may not start or end with a variable' },
       {
         field: 'components[0].text',
         message: 'named variables are lowercase letters, digits and underscores (found {{Order}})',

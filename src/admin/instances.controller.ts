@@ -4,6 +4,7 @@ import { ParseUuidPipe } from '../common/parse-uuid.pipe.js';
 import { AdminAuth } from '../auth/auth.decorators.js';
 import { ApiErrors, EXAMPLE_ID, invalidRequest, thrownBy } from '../common/api-errors.js';
 import { AppException } from '../common/app.exception.js';
+import { AppConfig } from '../config/app-config.js';
 import { CreateInstanceDto } from '../instances/dto/create-instance.dto.js';
 import {
   CreatedInstanceDto,
@@ -36,6 +37,7 @@ export class InstancesController {
   constructor(
     private readonly instances: InstancesService,
     private readonly templates: TemplatesService,
+    private readonly config: AppConfig,
   ) {}
 
   @Post()
@@ -112,7 +114,7 @@ export class InstancesController {
   @ApiOkResponse({ type: InstanceDetailDto })
   @ApiErrors(BAD_ID, NOT_FOUND)
   async detail(@Param('id', ParseUuidPipe) id: string): Promise<InstanceDetailDto> {
-    return InstanceDetailDto.from(await this.instances.get(id));
+    return InstanceDetailDto.from(await this.instances.get(id), this.config.PLATFORM_SEND_RATE);
   }
 
   @Patch(':id')

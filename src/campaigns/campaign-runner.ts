@@ -12,7 +12,9 @@ import type { Instance } from '../instances/instance.types.js';
 import { InstancesService } from '../instances/instances.service.js';
 import { MessagesService, type Recipient } from '../messages/messages.service.js';
 import { PlatformError, INVALID_TOKEN_PLATFORM_CODE } from '../platform/platform.errors.js';
+import type { PlatformMessage } from '../platform/platform-message.js';
 import { buildPlatformMessage } from '../send/outbound-message.builder.js';
+import { OutboundRecordQueue } from '../send/outbound-records.js';
 import { SendPacer } from '../send/send-pacer.js';
 import {
   componentsFor,
@@ -40,7 +42,9 @@ const STATE_TTL_MS = 250;
 /** The platform's codes that pause a campaign, and why. */
 const PAUSING_CODES: Record<number, PauseReason> = {
   [INVALID_TOKEN_PLATFORM_CODE]: 'token_rejected',
+  132000: 'template_parameter_mismatch',
   132001: 'template_not_found',
+  132012: 'template_parameter_mismatch',
   132015: 'template_paused',
   132016: 'template_disabled',
 };
@@ -49,6 +53,19 @@ const TEMPLATE_PAUSES: Record<string, PauseReason> = {
   PAUSED: 'template_paused',
   DISABLED: 'template_disabled',
 };
+
+/**
+ * A template message as the marketing messages endpoint takes it: its
+ * schema asks for the language's `policy` (the only one there is).
+ */
+function marketingMessage(message: PlatformMessage): PlatformMessage {
+  const template = (message as { template?: { language?: Record<string, unknown> } }).template;
+  if (!template?.language) return message;
+  return {
+    ...message,
+    template: { ...template, language: { ...template.language, policy: 'deterministic' } },
+  };
+}
 
 /** Stops a batch: the campaign paused itself, or the number must wait. */
 class BatchStop extends Error {}
@@ -79,6 +96,7 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
     private readonly messages: MessagesService,
     private readonly contacts: ContactStore,
     private readonly pacer: SendPacer,
+    private readonly parked: OutboundRecordQueue,
     private readonly config: AppConfig,
   ) {}
 
@@ -161,6 +179,8 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
     const parts = template!.components ?? [];
     const format = template!.parameterFormat ?? parameterFormatOf(null, parts);
     const slots = templateSlots(parts);
+    // The category the template has now decides where marketing goes.
+    const marketing = template!.category === 'MARKETING';
     const left = [...claimed];
     let stop = false;
     // A few sends in flight at once: the pacer, not one call's round trip, sets the rate.
@@ -186,15 +206,22 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
           recipient.parameters ?? {},
         );
         try {
-          await this.sendOne(instance, campaign, recipient, components);
+          await this.sendOne(instance, campaign, recipient, components, marketing);
         } catch (error) {
           stop = true;
+          // Not sent: released with the rest (a no-op when it was put back already).
+          left.unshift(recipient);
           if (!(error instanceof BatchStop)) throw error;
         }
       }
     };
     try {
-      await Promise.all(Array.from({ length: Math.min(CONCURRENCY, claimed.length) }, lane));
+      // Every lane settles before the batch ends: none runs on after an error.
+      const lanes = await Promise.allSettled(
+        Array.from({ length: Math.min(CONCURRENCY, claimed.length) }, lane),
+      );
+      const failure = lanes.find((settled) => settled.status === 'rejected');
+      if (failure) throw failure.reason;
     } finally {
       // What no lane took up goes back to the queue (a lease would bring it back anyway).
       await this.store.release(
@@ -213,6 +240,7 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
     campaign: Campaign,
     recipient: ClaimedRecipient,
     components: SendComponent[],
+    marketing: boolean,
   ): Promise<void> {
     const to: Recipient = recipient.to_number
       ? { to: recipient.to_number }
@@ -241,32 +269,41 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
             this.worker,
             this.config.CAMPAIGN_LEASE_S,
           );
-          if (!marked) throw new BatchStop('the recipient is no longer this worker’s');
-          return session.sendMessage(message);
+          if (!marked) throw new BatchStop('the campaign stopped, or the recipient is not ours');
+          // Marketing goes where the platform delivers it best, when the number is set to
+          // (to numbers: that endpoint takes no user ids).
+          return instance.marketing_messages && marketing && recipient.to_number
+            ? session.sendMarketingMessage(marketingMessage(message))
+            : session.sendMessage(message);
         },
+        instance.send_rate,
+        this.stopping.signal,
       );
     } catch (error) {
-      if (!marked || !(error instanceof PlatformError)) throw error;
+      // Never marked, so never sent: the batch stops and the recipient goes back to the queue.
+      if (!marked)
+        throw this.stopped || error instanceof BatchStop ? new BatchStop('not sent') : error;
+      if (!(error instanceof PlatformError)) throw error;
       await this.failed(instance, campaign, recipient, error);
       return;
     }
     await this.store.markSent(campaign.id, recipient.seq, wamid);
-    const body = { ...request } as Record<string, unknown>;
-    await this.messages
-      .recordOutbound({
-        instanceId: instance.id,
-        recipient: to,
-        sentBy: 'api',
-        type: 'template',
-        body,
-        wamid,
-      })
-      .catch((error: unknown) => {
-        this.logger.warn(
-          { campaignId: campaign.id, wamid, err: (error as Error).message },
-          'a campaign send could not be recorded as a message',
-        );
-      });
+    const record = {
+      instanceId: instance.id,
+      recipient: to,
+      sentBy: 'api' as const,
+      type: 'template',
+      body: { ...request } as Record<string, unknown>,
+      wamid,
+    };
+    // The message went out: with PostgreSQL away its record waits in Redis, as a send's does.
+    await this.messages.recordOutbound(record).catch(async (error: unknown) => {
+      this.logger.warn(
+        { campaignId: campaign.id, wamid, err: (error as Error).message },
+        'a campaign send recorded later: the database is away',
+      );
+      await this.parked.park(record).catch(() => undefined);
+    });
   }
 
   /**

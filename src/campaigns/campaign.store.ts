@@ -100,16 +100,18 @@ export class CampaignStore {
   /** An instance's campaigns, newest first, after (created_at, id). */
   list(
     instanceId: string,
-    after: { at: string; id: string } | null,
+    after: { micros: string; id: string } | null,
     limit: number,
   ): Promise<Array<Campaign & { position: string }>> {
+    // The position is the creation time in microseconds, exact as PostgreSQL keeps it.
     return rows(
       this.db,
       `SELECT *, (extract(epoch FROM created_at) * 1000000)::bigint::text AS position
        FROM campaigns WHERE instance_id = $1
-         AND ($2::timestamptz IS NULL OR (created_at, id) < ($2::timestamptz, $3::uuid))
+         AND ($2::bigint IS NULL
+              OR ((extract(epoch FROM created_at) * 1000000)::bigint, id) < ($2::bigint, $3::uuid))
        ORDER BY created_at DESC, id DESC LIMIT $4`,
-      [instanceId, after?.at ?? null, after?.id ?? null, limit],
+      [instanceId, after?.micros ?? null, after?.id ?? null, limit],
     );
   }
 
@@ -123,6 +125,7 @@ export class CampaignStore {
     to: CampaignState,
     reason: string | null = null,
   ): Promise<Campaign | null> {
+    if (to === 'cancelled') return this.cancel(id, from);
     const [moved] = await rows<Campaign>(
       this.db,
       `UPDATE campaigns SET state = $3::text, pause_reason = $4, updated_at = now(),
@@ -132,6 +135,54 @@ export class CampaignStore {
            ELSE finished_at END
        WHERE id = $1 AND state = ANY($2::text[]) RETURNING *`,
       [id, from, to, to === 'paused' ? reason : null],
+    );
+    return moved ?? null;
+  }
+
+  /**
+   * Cancels the campaign and skips (`cancelled`) whoever was not sent to yet,
+   * in one transaction, before the state changes: its event counts them.
+   */
+  private cancel(id: string, from: readonly CampaignState[]): Promise<Campaign | null> {
+    return this.db.transaction(async (manager) => {
+      const [found] = await rows<{ id: string }>(
+        manager,
+        `SELECT id FROM campaigns WHERE id = $1 AND state = ANY($2::text[]) FOR UPDATE`,
+        [id, from],
+      );
+      if (!found) return null;
+      await manager.query(
+        `UPDATE campaign_recipients SET state = 'skipped', reason = 'cancelled', worker = NULL,
+           lease_until = NULL
+         WHERE campaign_id = $1 AND state IN ('queued', 'claimed')`,
+        [id],
+      );
+      const [cancelled] = await rows<Campaign>(
+        manager,
+        `UPDATE campaigns SET state = 'cancelled', pause_reason = NULL, updated_at = now(),
+           finished_at = now()
+         WHERE id = $1 RETURNING *`,
+        [id],
+      );
+      return cancelled;
+    });
+  }
+
+  /**
+   * Resumes a paused campaign, taking the template's category as it is now
+   * (an announced one first) as the one it was confirmed for.
+   */
+  async resume(id: string, to: CampaignState): Promise<Campaign | null> {
+    const [moved] = await rows<Campaign>(
+      this.db,
+      `UPDATE campaigns c SET state = $2::text, pause_reason = NULL, updated_at = now(),
+         started_at = CASE WHEN $2::text = 'running' THEN COALESCE(started_at, now())
+           ELSE started_at END,
+         template_category = COALESCE(
+           (SELECT COALESCE(t.pending_category, t.category) FROM templates t
+            WHERE t.template_id = c.template_id), c.template_category)
+       WHERE c.id = $1 AND c.state = 'paused' RETURNING c.*`,
+      [id, to],
     );
     return moved ?? null;
   }
@@ -202,19 +253,27 @@ export class CampaignStore {
   ): Promise<boolean> {
     const marked = await rows<{ seq: number }>(
       this.db,
+      // Only while the campaign runs: a pause or cancel stops a send still waiting for its slot.
       `UPDATE campaign_recipients SET state = 'sending',
          lease_until = now() + make_interval(secs => $4)
-       WHERE campaign_id = $1 AND seq = $2 AND state = 'claimed' AND worker = $3 RETURNING seq`,
+       WHERE campaign_id = $1 AND seq = $2 AND state = 'claimed' AND worker = $3
+         AND EXISTS (SELECT 1 FROM campaigns WHERE id = $1 AND state = 'running')
+       RETURNING seq`,
       [campaignId, seq, worker, leaseS],
     );
     return marked.length === 1;
   }
 
+  /**
+   * The platform took it. Also over a `send_uncertain` the lease's end wrote
+   * meanwhile (a call slower than the lease): it was sent after all.
+   */
   async markSent(campaignId: string, seq: number, wamid: string): Promise<void> {
     await this.db.query(
-      `UPDATE campaign_recipients SET state = 'sent', wamid = $3, sent_at = now(),
-         worker = NULL, lease_until = NULL
-       WHERE campaign_id = $1 AND seq = $2`,
+      `UPDATE campaign_recipients SET state = 'sent', wamid = $3, sent_at = now(), reason = NULL,
+         error_message = NULL, worker = NULL, lease_until = NULL
+       WHERE campaign_id = $1 AND seq = $2
+         AND (state = 'sending' OR (state = 'failed' AND reason = 'send_uncertain'))`,
       [campaignId, seq, wamid],
     );
   }
@@ -370,15 +429,6 @@ export class CampaignStore {
          AND ($2::text IS NULL OR state = $2 OR ($2 = 'queued' AND state = 'claimed'))
        ORDER BY seq LIMIT $4`,
       [campaignId, state, afterSeq, limit],
-    );
-  }
-
-  /** Takes the template's category as it is now (announced changes included) as the campaign's. */
-  async confirmCategory(id: string): Promise<void> {
-    await this.db.query(
-      `UPDATE campaigns c SET template_category = COALESCE(t.pending_category, t.category)
-       FROM templates t WHERE c.id = $1 AND t.template_id = c.template_id`,
-      [id],
     );
   }
 }

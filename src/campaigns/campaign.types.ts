@@ -41,6 +41,7 @@ export type PauseReason =
   | 'template_disabled'
   | 'template_not_approved'
   | 'template_not_found'
+  | 'template_parameter_mismatch'
   | 'template_category_changed';
 
 export interface Campaign {

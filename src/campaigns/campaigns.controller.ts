@@ -144,7 +144,7 @@ export class CampaignsController {
     @Body() _body: InstanceScopedDto,
     @ClientInstance() instance: Instance,
   ): Promise<CampaignDto> {
-    if (!(action in CAMPAIGN_ACTIONS)) {
+    if (!Object.hasOwn(CAMPAIGN_ACTIONS, action)) {
       throw new AppException(
         'not_found',
         `No campaign action ${action}: start, pause, resume or cancel`,

@@ -37,17 +37,15 @@ export function normalizeNumber(value: string): string | null {
   return /^\d{8,15}$/.test(digits) ? digits : null;
 }
 
-function encodeCursor(campaign: { position: string; id: string }): string {
+export function encodeCampaignCursor(campaign: { position: string; id: string }): string {
   return Buffer.from(JSON.stringify([campaign.position, campaign.id])).toString('base64url');
 }
 
-function decodeCursor(cursor: string): { at: string; id: string } {
+export function decodeCampaignCursor(cursor: string): { micros: string; id: string } {
   try {
     const [micros, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    if (typeof micros === 'string' && /^\d{1,20}$/.test(micros) && typeof id === 'string') {
-      if (/^[0-9a-f-]{36}$/.test(id)) {
-        return { at: new Date(Number(BigInt(micros) / 1000n)).toISOString(), id };
-      }
+    if (typeof micros === 'string' && /^\d{1,18}$/.test(micros) && typeof id === 'string') {
+      if (/^[0-9a-f-]{36}$/.test(id)) return { micros, id };
     }
   } catch {
     // reported below
@@ -142,7 +140,7 @@ export class CampaignsService {
         templateId: template.id,
         templateName: dto.template_name,
         templateLanguage: dto.language ?? 'pt_BR',
-        templateCategory: template.category,
+        templateCategory: template.pendingCategory ?? template.category,
         components: dto.components ?? [],
         startAt: dto.start_at ? new Date(dto.start_at) : null,
         ratePerS: dto.rate_per_s ?? null,
@@ -159,13 +157,13 @@ export class CampaignsService {
     const limit = query.limit ?? 20;
     const found = await this.store.list(
       instance.id,
-      query.cursor ? decodeCursor(query.cursor) : null,
+      query.cursor ? decodeCampaignCursor(query.cursor) : null,
       limit + 1,
     );
     const page = found.slice(0, limit);
     return {
       data: await Promise.all(page.map((campaign) => this.describe(campaign))),
-      next_cursor: found.length > limit ? encodeCursor(page[page.length - 1]) : null,
+      next_cursor: found.length > limit ? encodeCampaignCursor(page[page.length - 1]) : null,
     };
   }
 
@@ -179,16 +177,16 @@ export class CampaignsService {
     const rule = CAMPAIGN_ACTIONS[action];
     const later = campaign.start_at !== null && campaign.start_at.getTime() > Date.now();
     const to = (action === 'start' || action === 'resume') && later ? 'scheduled' : rule.to;
-    if (action === 'resume') {
-      // Resuming confirms the template as it is now (a category the platform changed included).
-      await this.store.confirmCategory(campaign.id);
-    }
-    const moved = await this.store.transition(
-      campaign.id,
-      rule.from,
-      to,
-      action === 'pause' ? 'requested' : null,
-    );
+    // Resuming confirms the template as it is now (a category the platform changed included).
+    const moved =
+      action === 'resume'
+        ? await this.store.resume(campaign.id, to)
+        : await this.store.transition(
+            campaign.id,
+            rule.from,
+            to,
+            action === 'pause' ? 'requested' : null,
+          );
     if (!moved) {
       throw new AppException(
         'campaign_state_conflict',

@@ -98,7 +98,7 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   template_not_approved:
     "a template send to a template that is not approved (paused, disabled, pending, rejected); `details` gives its status. Also the platform's 132015 (paused) and 132016 (disabled)",
   template_parameter_mismatch:
-    "the platform's 132000 (parameter count) or 132012 (parameter format): the catalogue was refreshed for the template",
+    "the platform's 132000 (parameter count) or 132012 (parameter format)",
   template_text_too_long: "the platform's 132005: the text with the parameters put in is too long",
   template_policy_violation:
     "the platform's 132007: the content breaks the platform's format policy",

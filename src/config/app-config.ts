@@ -527,13 +527,15 @@ export class AppConfig {
   /**
    * How long a worker holds the campaign recipients it took. A worker that
    * dies leaves them this long: then what it had only taken is sent by
-   * another, and what it was sending ends failed (send_uncertain).
+   * another, and what it was sending ends failed (send_uncertain). Keep it
+   * above a send's longest (3 attempts of PLATFORM_TIMEOUT_MS and their
+   * backoff): a send that ends later is still recorded as sent.
    */
   @Type(() => Number)
   @IsInt({ message: 'CAMPAIGN_LEASE_S must be a whole number of seconds from 1 to 3600' })
   @Min(1, { message: 'CAMPAIGN_LEASE_S must be a whole number of seconds from 1 to 3600' })
   @Max(3600, { message: 'CAMPAIGN_LEASE_S must be a whole number of seconds from 1 to 3600' })
-  CAMPAIGN_LEASE_S = 30;
+  CAMPAIGN_LEASE_S = 60;
 
   /** How long a handoff without `until` (or one the agent asked for) lasts. */
   @Type(() => Number)

@@ -20,6 +20,8 @@ export type NewInstance = Omit<
   | 'agent_buffer_delay_s'
   | 'agent_buffer_max_wait_s'
   | 'agent_typing_indicator'
+  | 'send_rate'
+  | 'marketing_messages'
 >;
 
 /** The columns a change may set. */
@@ -29,6 +31,8 @@ export type InstanceChanges = Partial<
 
 const CHANGEABLE: ReadonlyArray<keyof InstanceChanges> = [
   'name',
+  'send_rate',
+  'marketing_messages',
   'channel_account_id',
   'business_id',
   'platform_app_id',
@@ -107,6 +111,21 @@ export class InstanceStore {
       [channelAccountId],
     );
     return found.length > 0;
+  }
+
+  /**
+   * The platform raised a number's throughput: it is named only by its
+   * display number (any format). The instances changed.
+   */
+  async setSendRateByDisplayNumber(digits: string, rate: number): Promise<Instance[]> {
+    return rows<Instance>(
+      this.db,
+      `UPDATE instances SET send_rate = $2, updated_at = now()
+       WHERE regexp_replace(COALESCE(display_phone_number, ''), '[^0-9]', '', 'g') = $1
+         AND send_rate IS DISTINCT FROM $2
+       RETURNING *`,
+      [digits, rate],
+    );
   }
 
   /** Applies the changes; null when the instance is gone. */

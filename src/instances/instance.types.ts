@@ -32,6 +32,10 @@ export interface Instance {
   agent_buffer_delay_s: number | null;
   agent_buffer_max_wait_s: number | null;
   agent_typing_indicator: boolean | null;
+  /** Messages a second the platform allows the number (1,000 after its throughput upgrade); null: PLATFORM_SEND_RATE. */
+  send_rate: number | null;
+  /** Marketing templates of campaigns go through the platform's marketing messages endpoint. */
+  marketing_messages: boolean;
   created_at: Date;
   updated_at: Date;
 }

@@ -139,6 +139,7 @@ export class InstancesService implements OnApplicationBootstrap {
     if (dto.channel_account_id !== undefined) changes.channel_account_id = dto.channel_account_id;
     if (dto.business_id !== undefined) changes.business_id = dto.business_id;
     if (dto.platform_app_id !== undefined) changes.platform_app_id = dto.platform_app_id;
+    if (dto.marketing_messages !== undefined) changes.marketing_messages = dto.marketing_messages;
     if (dto.access_token !== undefined) {
       const details = await this.sessionWith(instance, dto.access_token).phoneNumber();
       Object.assign(changes, numberValues(details), {
@@ -303,6 +304,19 @@ export class InstancesService implements OnApplicationBootstrap {
       this.logger,
     );
     if (updated > 0) await this.invalidation.invalidate(INSTANCE_TOPIC, ALL_KEYS);
+  }
+
+  /**
+   * The platform upgraded a number's throughput (its webhook names only the
+   * display number): its sends are paced to `rate` from now on, everywhere.
+   * The instances changed.
+   */
+  async raiseThroughput(displayPhoneNumber: string, rate: number): Promise<Instance[]> {
+    const digits = displayPhoneNumber.replace(/\D/g, '');
+    if (!digits) return [];
+    const changed = await this.instances.setSendRateByDisplayNumber(digits, rate);
+    for (const instance of changed) await this.invalidation.invalidate(INSTANCE_TOPIC, instance.id);
+    return changed;
   }
 
   private async change(id: string, changes: InstanceChanges): Promise<Instance> {

@@ -314,6 +314,34 @@ export class PlatformClient implements OnApplicationShutdown {
     });
   }
 
+  /**
+   * Sends a marketing template through the platform's marketing messages
+   * endpoint (where it delivers marketing best); its wamid. Never repeated
+   * once it may have reached the platform, like any send.
+   */
+  async sendMarketingMessage(
+    phoneNumberId: string,
+    token: string,
+    message: PlatformMessage,
+  ): Promise<string> {
+    const answer = await this.call<{ messages?: Array<{ id?: unknown }> }>({
+      method: 'POST',
+      path: `/${segment(phoneNumberId)}/marketing_messages`,
+      token,
+      data: message,
+      idempotent: false,
+    });
+    const wamid = answer.messages?.[0]?.id;
+    if (typeof wamid !== 'string' || wamid.length === 0) {
+      throw new PlatformError({
+        kind: 'unavailable',
+        platformMessage: 'The platform accepted the message but returned no message id',
+        mayHaveBeenSent: true,
+      });
+    }
+    return wamid;
+  }
+
   /** Marks a message read and shows the typing indicator while the agent works (best effort). */
   async markReadWithTyping(phoneNumberId: string, token: string, wamid: string): Promise<void> {
     await this.call({

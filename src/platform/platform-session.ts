@@ -86,6 +86,11 @@ export class PlatformSession {
     );
   }
 
+  /** A marketing template through the marketing messages endpoint; its wamid. */
+  sendMarketingMessage(message: PlatformMessage): Promise<string> {
+    return this.watch(this.client.sendMarketingMessage(this.phoneNumberId, this.#token, message));
+  }
+
   markReadWithTyping(wamid: string): Promise<void> {
     return this.watch(this.client.markReadWithTyping(this.phoneNumberId, this.#token, wamid));
   }

@@ -13,7 +13,7 @@ export interface WebhookEntry {
 
 export interface WebhookChange {
   field?: string;
-  value?: MessagesValue & TemplateStatusValue;
+  value?: MessagesValue & TemplateStatusValue & NumberQualityValue;
 }
 
 export interface MessagesValue {
@@ -86,6 +86,16 @@ export interface TemplateStatusValue {
   new_category?: string;
   correct_category?: string;
 }
+
+/** `phone_number_quality_update`: the number named only by its display number. */
+export interface NumberQualityValue {
+  display_phone_number?: string;
+  event?: string;
+  current_limit?: string;
+}
+
+/** The rate the platform allows a number after its throughput upgrade. */
+export const UPGRADED_THROUGHPUT = 1000;
 
 /** The webhook fields that tell of a template's changes. */
 export const TEMPLATE_FIELDS = [

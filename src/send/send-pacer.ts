@@ -227,8 +227,10 @@ export class SendPacer {
     phoneNumberId: string,
     recipient: string,
     send: (waited: boolean) => Promise<T>,
+    /** The number's own rate (after the platform's throughput upgrade); null: PLATFORM_SEND_RATE. */
+    numberRate: number | null = null,
   ): Promise<T> {
-    const waited = await this.waitForTurn(phoneNumberId, recipient);
+    const waited = await this.waitForTurn(phoneNumberId, recipient, this.interval(numberRate));
     try {
       return await send(waited);
     } catch (error) {
@@ -259,9 +261,13 @@ export class SendPacer {
     ratePerS: number | null,
     recipient: string,
     send: () => Promise<T>,
+    numberRate: number | null = null,
+    /** Stops the wait (the process shuts down): it throws the signal's reason. */
+    signal?: AbortSignal,
   ): Promise<T> {
     const own = ratePerS ? Math.max(1, Math.round(1_000_000 / ratePerS)) : 0;
     for (;;) {
+      signal?.throwIfAborted();
       let acquired: Acquired;
       try {
         acquired = await this.redis.campaignSlot(
@@ -269,7 +275,7 @@ export class SendPacer {
           this.key('pause', phoneNumberId),
           this.key('rate', phoneNumberId),
           this.key('campaign', campaignId),
-          this.intervalMicros,
+          this.interval(numberRate),
           RECOVERY_PER_MS,
           own,
         );
@@ -290,12 +296,21 @@ export class SendPacer {
     }
   }
 
+  /** The interval between a number's sends at full rate, in µs. */
+  private interval(numberRate: number | null): number {
+    return numberRate ? Math.max(1, Math.round(1_000_000 / numberRate)) : this.intervalMicros;
+  }
+
   /** Whether the send had to wait for its turn. */
-  private async waitForTurn(phoneNumberId: string, recipient: string): Promise<boolean> {
+  private async waitForTurn(
+    phoneNumberId: string,
+    recipient: string,
+    intervalMicros: number,
+  ): Promise<boolean> {
     const deadline = Date.now() + PAIR_MAX_WAIT_MS;
     let waited = false;
     for (;;) {
-      const acquired = await this.acquire(phoneNumberId, recipient);
+      const acquired = await this.acquire(phoneNumberId, recipient, intervalMicros);
       if (!acquired) return waited;
       const [state, ms] = acquired;
       if (state === 0) {
@@ -309,7 +324,11 @@ export class SendPacer {
   }
 
   /** null when Redis cannot be asked: sends go on unpaced rather than stop. */
-  private async acquire(phoneNumberId: string, recipient: string): Promise<Acquired | null> {
+  private async acquire(
+    phoneNumberId: string,
+    recipient: string,
+    intervalMicros: number,
+  ): Promise<Acquired | null> {
     try {
       return await this.redis.acquireSendSlot(
         this.key('pace', phoneNumberId),
@@ -317,7 +336,7 @@ export class SendPacer {
         this.key('rate', phoneNumberId),
         this.key('pair-slow', phoneNumberId, recipient),
         this.key('pair-pace', phoneNumberId, recipient),
-        this.intervalMicros,
+        intervalMicros,
         MAX_PACING_WAIT_MS,
         RECOVERY_PER_MS,
         PAIR_INTERVAL_MS * 1000,

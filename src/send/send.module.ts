@@ -11,6 +11,6 @@ import { SendService } from './send.service.js';
 @Module({
   imports: [InstancesModule, MessagesModule, TemplatesModule, registerQueue(OUTBOUND_RECORD_QUEUE)],
   providers: [SendService, SendPacer, OutboundRecordQueue],
-  exports: [SendService, SendPacer],
+  exports: [SendService, SendPacer, OutboundRecordQueue],
 })
 export class SendModule {}

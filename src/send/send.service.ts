@@ -94,6 +94,7 @@ export class SendService {
         addressOf(asked),
         // A client's send read its address a moment ago: only a wait makes it worth reading again.
         async (waited) => session.sendMessage(reply || waited ? await current() : message, current),
+        instance.send_rate,
       )
       .catch((error: unknown) => {
         throw template ? this.templates.explainSendError(instance, template, error) : error;

@@ -86,6 +86,10 @@ function checkComponent(
   if (component.type === 'HEADER' && names.length > 1) {
     errors.push({ field: `${field}.text`, message: 'a header takes one variable at most' });
   }
+  if (component.type === 'BODY' && /^\s*\{\{[^}]*\}\}|\{\{[^}]*\}\}[\s.!?]*$/.test(text)) {
+    // The platform refuses a body that starts or ends with a variable.
+    errors.push({ field: `${field}.text`, message: 'may not start or end with a variable' });
+  }
   const key = component.type === 'HEADER' ? 'header_text' : 'body_text';
   if (format === 'positional') {
     const expected = names.map((_, i) => String(i + 1));

@@ -312,11 +312,12 @@ export function componentsFor(
         : slot.names.map((name) =>
             slot.component === 'header'
               ? `header.${name}`
-              : values[name] !== undefined
+              : Object.hasOwn(values, name)
                 ? name
                 : `body.${name}`,
           );
-    const given = keys.map((key) => values[key]);
+    // Own keys only: a variable named like an Object method is not filled by it.
+    const given = keys.map((key) => (Object.hasOwn(values, key) ? values[key] : undefined));
     if (slot.kind === 'text' && given.every((value) => value !== undefined)) {
       const parameters: SendParameter[] = given.map((text, i) => ({
         type: 'text',

@@ -18,7 +18,7 @@ import type {
   TemplateStatusValue,
   WebhookEnvelope,
 } from '../platform/webhook-payload.js';
-import { TEMPLATE_FIELDS } from '../platform/webhook-payload.js';
+import { TEMPLATE_FIELDS, UPGRADED_THROUGHPUT } from '../platform/webhook-payload.js';
 import { TemplateStore } from '../templates/template.store.js';
 import type { TemplateEvent } from '../templates/template.types.js';
 import type { DeliveryHandler } from '../webhook-stream/delivery-handler.js';
@@ -126,6 +126,7 @@ export class InboundService implements DeliveryHandler {
       inactive: 0,
     };
     const work = new Map<string, InstanceWork>();
+    const upgrades: string[] = [];
     const templateEvents: Array<{
       entry: { id?: unknown; time?: unknown };
       field: (typeof TEMPLATE_FIELDS)[number];
@@ -147,6 +148,12 @@ export class InboundService implements DeliveryHandler {
         for (const change of array(entry?.changes)) {
           if (change?.field === 'messages' && change.value) {
             await this.collect(change.value, receivedAt, work, result);
+          } else if (
+            change?.field === 'phone_number_quality_update' &&
+            change.value?.event === 'THROUGHPUT_UPGRADE' &&
+            typeof change.value.display_phone_number === 'string'
+          ) {
+            upgrades.push(change.value.display_phone_number);
           } else if (isTemplateField(change?.field) && change.value) {
             templateEvents.push({ entry, field: change.field, value: change.value, receivedAt });
           }
@@ -161,6 +168,15 @@ export class InboundService implements DeliveryHandler {
       started.push(...stored.started);
       for (const contactId of stored.recheck) recheck.set(contactId, { instanceId, contactId });
       await this.applyStatuses(instanceWork, result);
+    }
+    for (const displayNumber of upgrades) {
+      const raised = await this.instances.raiseThroughput(displayNumber, UPGRADED_THROUGHPUT);
+      if (raised.length > 0) {
+        this.logger.log(
+          { instanceIds: raised.map((instance) => instance.id), rate: UPGRADED_THROUGHPUT },
+          'the platform upgraded the throughput of a number',
+        );
+      }
     }
     for (const { entry, field, value, receivedAt } of templateEvents) {
       await this.storeTemplateEvent(entry.id, entry.time, field, value, receivedAt, result);
@@ -457,9 +473,10 @@ function templateChange(
     const quality = fitText(value.new_quality_score, 16);
     return quality ? { change: 'quality', event: quality, reason: null, quality } : null;
   }
-  // A notice names the category to come (`correct_category`); the change names the new one.
-  const announced = !value.new_category && Boolean(value.correct_category);
-  const category = fitText(value.new_category ?? value.correct_category, 32);
+  // A notice names the category to come in `correct_category` (its `new_category`, when
+  // present, is the one the template has until then); the change names only `new_category`.
+  const announced = Boolean(value.correct_category);
+  const category = fitText(value.correct_category ?? value.new_category, 32);
   if (!category) return null;
   return {
     change: 'category',

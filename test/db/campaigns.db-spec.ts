@@ -1,5 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { CampaignStore, type NewCampaign } from '../../src/campaigns/campaign.store.js';
+import {
+  decodeCampaignCursor,
+  encodeCampaignCursor,
+} from '../../src/campaigns/campaigns.service.js';
 import { ContactStore } from '../../src/contacts/contact.store.js';
 import { MessageStore } from '../../src/messages/message.store.js';
 import { insertInstance, insertSubscription, useMigratedDatabase } from './support.js';
@@ -43,7 +47,7 @@ describe('CampaignStore', () => {
     expect(page.map((c) => c.id)).toEqual([second.id]);
     const next = await campaigns.list(
       instanceId,
-      { at: new Date(Number(BigInt(page[0].position) / 1000n)).toISOString(), id: page[0].id },
+      decodeCampaignCursor(encodeCampaignCursor(page[0])),
       10,
     );
     expect(next.map((c) => c.id)).toEqual([first.id]);
@@ -144,6 +148,7 @@ describe('CampaignStore', () => {
   it('recoverExpired: a dead worker’s claims go back to the queue, its sends in flight end send_uncertain', async () => {
     const instanceId = await insertInstance(context.db);
     const campaign = await campaigns.create(fields(instanceId), numbers(2));
+    await campaigns.transition(campaign.id, ['draft'], 'running');
     const [one, two] = await campaigns.claim(campaign.id, 'dead', 2, 30);
     await campaigns.markSending(campaign.id, two.seq, 'dead', 30);
     await context.db.query(
@@ -236,7 +241,7 @@ describe('CampaignStore', () => {
     });
   });
 
-  it('confirmCategory: the template’s category as it is now, an announced one first', async () => {
+  it('resume: the template’s category as it is now, an announced one first, only from paused', async () => {
     const instanceId = await insertInstance(context.db, { channelAccountId: 'acct-cat' });
     const campaign = await campaigns.create(
       fields(instanceId, { templateId: 'tpl-cat' }),
@@ -246,8 +251,55 @@ describe('CampaignStore', () => {
       `INSERT INTO templates (template_id, channel_account_id, status, status_at, category, pending_category)
        VALUES ('tpl-cat', 'acct-cat', 'APPROVED', now(), 'MARKETING', 'UTILITY')`,
     );
-    await campaigns.confirmCategory(campaign.id);
-    expect((await campaigns.get(campaign.id))?.template_category).toBe('UTILITY');
+    expect(await campaigns.resume(campaign.id, 'running')).toBeNull();
+    expect((await campaigns.get(campaign.id))?.template_category).toBe('MARKETING');
+    await campaigns.transition(campaign.id, ['draft'], 'running');
+    await campaigns.transition(campaign.id, ['running'], 'paused', 'template_category_changed');
+    expect(await campaigns.resume(campaign.id, 'running')).toMatchObject({
+      state: 'running',
+      template_category: 'UTILITY',
+      pause_reason: null,
+    });
+  });
+
+  it('transition to cancelled: whoever was not sent to is skipped (cancelled) before the event counts them', async () => {
+    const instanceId = await insertInstance(context.db);
+    const campaign = await campaigns.create(fields(instanceId), numbers(3));
+    await campaigns.transition(campaign.id, ['draft'], 'running');
+    const [first] = await campaigns.claim(campaign.id, 'w', 1, 30);
+    await campaigns.markSending(campaign.id, first.seq, 'w', 30);
+    await campaigns.markSent(campaign.id, first.seq, `wamid.c-${campaign.id}`);
+    await campaigns.claim(campaign.id, 'w', 1, 30);
+    expect(await campaigns.transition(campaign.id, ['running'], 'cancelled')).toMatchObject({
+      state: 'cancelled',
+    });
+    expect(await campaigns.progress(campaign)).toMatchObject({
+      queued: 0,
+      sent: 1,
+      skipped: 2,
+      skipped_by_reason: { cancelled: 2 },
+    });
+    // A worker that still held one cannot start sending it.
+    const [held] = await campaigns.recipients(campaign.id, 'skipped', 0, 1);
+    expect(await campaigns.markSending(campaign.id, held.seq, 'w', 30)).toBe(false);
+  });
+
+  it('markSending: nothing starts once the campaign is no longer running; markSent also settles an uncertain one', async () => {
+    const instanceId = await insertInstance(context.db);
+    const campaign = await campaigns.create(fields(instanceId), numbers(2));
+    await campaigns.transition(campaign.id, ['draft'], 'running');
+    const [a, b] = await campaigns.claim(campaign.id, 'w', 2, 30);
+    expect(await campaigns.markSending(campaign.id, a.seq, 'w', 30)).toBe(true);
+    await campaigns.transition(campaign.id, ['running'], 'paused', 'requested');
+    expect(await campaigns.markSending(campaign.id, b.seq, 'w', 30)).toBe(false);
+    await context.db.query(
+      `UPDATE campaign_recipients SET lease_until = now() - interval '1 second' WHERE campaign_id = $1`,
+      [campaign.id],
+    );
+    await campaigns.recoverExpired();
+    await campaigns.markSent(campaign.id, a.seq, `wamid.late-${campaign.id}`);
+    const [settled] = await campaigns.recipients(campaign.id, 'sent', 0, 10);
+    expect(settled).toMatchObject({ seq: a.seq, reason: null, wamid: `wamid.late-${campaign.id}` });
   });
 });
 
@@ -319,6 +371,6 @@ describe('mc_campaign_status', () => {
     ]);
     expect(found[0].lane).toBe(`campaign:${campaign.id}`);
     expect(found[0].data).toMatchObject({ duplicates: 2, recipients: 2, counts: null });
-    expect(found[3].data.counts).toEqual({ queued: 2 });
+    expect(found[3].data.counts).toEqual({ skipped: 2 });
   });
 });

@@ -1460,6 +1460,13 @@ export interface components {
             webhook_verify_token: string;
             /** @description This number's own agent settings */
             agent: components["schemas"]["AgentSettingsDto"];
+            /**
+             * @description Messages a second this number is paced to: PLATFORM_SEND_RATE, or 1,000 once the platform says it upgraded the throughput
+             * @example 80
+             */
+            send_rate: number;
+            /** @description Campaigns of marketing templates go through the platform's marketing messages endpoint */
+            marketing_messages: boolean;
         };
         UpdateAgentSettingsDto: {
             /** @description false: the agent never answers this number */
@@ -1496,6 +1503,8 @@ export interface components {
              * @example 1234567890
              */
             platform_app_id?: string | null;
+            /** @description Send campaigns of marketing templates through the platform's marketing messages endpoint */
+            marketing_messages?: boolean;
             /**
              * @deprecated
              * @description Not patchable: refused with 400
@@ -6743,7 +6752,7 @@ export interface operations {
              *
              *     `template_not_approved`: a template send to a template that is not approved (paused, disabled, pending, rejected); `details` gives its status. Also the platform's 132015 (paused) and 132016 (disabled)
              *
-             *     `template_parameter_mismatch`: the platform's 132000 (parameter count) or 132012 (parameter format): the catalogue was refreshed for the template
+             *     `template_parameter_mismatch`: the platform's 132000 (parameter count) or 132012 (parameter format)
              *
              *     `platform_rejected`: the platform refused the request; `details` carries its code, message and fbtrace_id
              */

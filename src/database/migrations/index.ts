@@ -25,6 +25,7 @@ import { ContactsRead1795677110849 } from './1795677110849-contacts-read.js';
 import { ContactsReadLive1795678656403 } from './1795678656403-contacts-read-live.js';
 import { TemplateCatalogue1795683564126 } from './1795683564126-template-catalogue.js';
 import { Campaigns1795685448338 } from './1795685448338-campaigns.js';
+import { InstanceSending1795688380062 } from './1795688380062-instance-sending.js';
 import { TemplateChanges1795684767652 } from './1795684767652-template-changes.js';
 import { CampaignEvents1795685817560 } from './1795685817560-campaign-events.js';
 
@@ -63,4 +64,5 @@ export const MIGRATIONS = [
   TemplateChanges1795684767652,
   Campaigns1795685448338,
   CampaignEvents1795685817560,
+  InstanceSending1795688380062,
 ];

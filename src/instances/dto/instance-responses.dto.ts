@@ -85,10 +85,24 @@ export class InstanceDetailDto extends InstanceListItemDto {
   webhook_verify_token: string;
   @ApiProperty({ type: AgentSettingsDto, description: "This number's own agent settings" })
   agent: AgentSettingsDto;
+  @ApiProperty({
+    type: 'integer',
+    example: 80,
+    description:
+      'Messages a second this number is paced to: PLATFORM_SEND_RATE, or 1,000 once the platform says it upgraded the throughput',
+  })
+  send_rate: number;
+  @ApiProperty({
+    description:
+      "Campaigns of marketing templates go through the platform's marketing messages endpoint",
+  })
+  marketing_messages: boolean;
 
-  static override from(instance: Instance): InstanceDetailDto {
+  static override from(instance: Instance, defaultRate = 80): InstanceDetailDto {
     return {
       ...InstanceListItemDto.from(instance),
+      send_rate: instance.send_rate ?? defaultRate,
+      marketing_messages: instance.marketing_messages,
       business_id: instance.business_id,
       platform_app_id: instance.platform_app_id,
       webhook_verify_token: instance.webhook_verify_token,

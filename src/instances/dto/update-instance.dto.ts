@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
+  IsBoolean,
   IsEmpty,
   IsIn,
   IsOptional,
@@ -71,6 +72,14 @@ export class UpdateInstanceDto {
   @IsString({ message: 'must be a string' })
   @Matches(PLATFORM_ID_PATTERN, { message: PLATFORM_ID_MESSAGE })
   platform_app_id?: string | null;
+
+  @ApiPropertyOptional({
+    description:
+      "Send campaigns of marketing templates through the platform's marketing messages endpoint",
+  })
+  @IsOptional()
+  @IsBoolean({ message: 'must be true or false' })
+  marketing_messages?: boolean;
 
   @ApiPropertyOptional({
     type: String,
