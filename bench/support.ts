@@ -149,6 +149,8 @@ function processHandle(child: ChildProcess, url: string): ServiceProcess {
       return (Number(fields[11]) + Number(fields[12])) * 10;
     },
     stop: async () => {
+      // A process that died already (out of memory, say) has nothing to stop.
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       child.kill('SIGTERM');
       const [code] = (await once(child, 'exit')) as [number | null];
       return code;

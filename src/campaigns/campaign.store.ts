@@ -420,14 +420,24 @@ export class CampaignStore {
     afterSeq: number,
     limit: number,
   ): Promise<CampaignRecipient[]> {
+    // A send the platform later reported failed is a failure with its code, as progress counts it.
     return rows(
       this.db,
-      `SELECT campaign_id, seq, to_number, user_id, parameters, state, reason, error_code,
-         error_message, wamid, sent_at
-       FROM campaign_recipients
-       WHERE campaign_id = $1 AND seq > $3
-         AND ($2::text IS NULL OR state = $2 OR ($2 = 'queued' AND state = 'claimed'))
-       ORDER BY seq LIMIT $4`,
+      `SELECT * FROM (
+         SELECT r.campaign_id, r.seq, r.to_number, r.user_id, r.parameters,
+           CASE WHEN r.state = 'sent' AND m.status = 'failed' THEN 'failed' ELSE r.state END AS state,
+           r.reason,
+           COALESCE(r.error_code, CASE WHEN m.status = 'failed'
+             AND (m.errors->0->>'code') ~ '^[0-9]{1,9}$' THEN (m.errors->0->>'code')::int END)
+             AS error_code,
+           COALESCE(r.error_message, CASE WHEN m.status = 'failed'
+             THEN m.errors->0->>'title' END) AS error_message,
+           r.wamid, r.sent_at, m.status AS delivery
+         FROM campaign_recipients r
+         LEFT JOIN messages m ON r.wamid IS NOT NULL AND m.wamid = r.wamid
+         WHERE r.campaign_id = $1 AND r.seq > $3) x
+       WHERE $2::text IS NULL OR x.state = $2 OR ($2 = 'queued' AND x.state = 'claimed')
+       ORDER BY x.seq LIMIT $4`,
       [campaignId, state, afterSeq, limit],
     );
   }

@@ -85,6 +85,8 @@ export interface CampaignRecipient {
   error_message: string | null;
   wamid: string | null;
   sent_at: Date | null;
+  /** The sent message's status as the platform last reported it (sent, delivered, read, failed). */
+  delivery?: string | null;
 }
 
 /** What a campaign came to so far; every recipient is in exactly one of the first five. */

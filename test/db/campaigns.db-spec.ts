@@ -239,6 +239,14 @@ describe('CampaignStore', () => {
       failed: 1,
       failed_by_code: { '131049': 1 },
     });
+    // recipients: the same failure, listed under failed with its code.
+    const failed = await campaigns.recipients(campaign.id, 'failed', 0, 10);
+    expect(failed.map((r) => [r.seq, r.state, r.error_code, r.delivery])).toEqual([
+      [claimed[2].seq, 'failed', 131049, 'failed'],
+    ]);
+    expect((await campaigns.recipients(campaign.id, 'sent', 0, 10)).map((r) => r.delivery)).toEqual(
+      ['read', 'delivered'],
+    );
   });
 
   it('resume: the template’s category as it is now, an announced one first, only from paused', async () => {

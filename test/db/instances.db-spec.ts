@@ -60,6 +60,19 @@ async function statusEvents(instanceId: string) {
 }
 
 describe('InstanceStore', () => {
+  it('setSendRateByDisplayNumber: the number named by its display number, in any format, once', async () => {
+    const upgraded = await instances.insert(
+      newInstance({ display_phone_number: '+1 555-078-3881' }),
+    );
+    const other = await instances.insert(newInstance({ display_phone_number: '+1 555-078-3882' }));
+    const changed = await instances.setSendRateByDisplayNumber('15550783881', 1000);
+    expect(changed.map((instance) => [instance.id, instance.send_rate])).toEqual([
+      [upgraded.id, 1000],
+    ]);
+    expect(await instances.setSendRateByDisplayNumber('15550783881', 1000)).toEqual([]);
+    expect((await instances.findById(other.id))?.send_rate).toBeNull();
+  });
+
   it('inserts an instance with the defaults, and refuses a second one for the number', async () => {
     const fields = newInstance();
     const created = await instances.insert(fields);

@@ -2851,7 +2851,7 @@ export interface components {
             language?: string;
             /** @description Components every recipient gets, as /send/template takes them (a media header, a value the same for all); a recipient's own `parameters` fill the rest */
             components?: components["schemas"]["TemplateComponentDto"][];
-            /** @description 1 to 100000; each with exactly one of `to` and `recipient`. Duplicates and invalid numbers are counted and left out */
+            /** @description 1 to 10000; each with exactly one of `to` and `recipient`. Duplicates and invalid numbers are counted and left out */
             recipients: components["schemas"]["CampaignRecipientDto"][];
             /**
              * Format: date-time
@@ -2959,6 +2959,11 @@ export interface components {
             wamid: string | null;
             /** Format: date-time */
             sent_at: string | null;
+            /**
+             * @description The sent message's status as the platform last reported it: sent, delivered, read or failed (then `state` is failed, with the platform's code)
+             * @example read
+             */
+            delivery: string | null;
             parameters: {
                 [key: string]: string;
             } | null;

@@ -27,10 +27,13 @@ import {
   type CampaignRecipient,
 } from '../campaign.types.js';
 
-/** The most recipients a JSON body may list. */
-export const MAX_JSON_RECIPIENTS = 100_000;
-/** A JSON campaign body's limit (a list of 100,000 recipients with a few parameters each). */
-export const CAMPAIGN_BODY_LIMIT_BYTES = 16 * 1024 * 1024;
+/**
+ * The most recipients a JSON body may list: parsed and checked whole, a body
+ * must fit the api process's heap (160 MiB in production) many times over.
+ */
+export const MAX_JSON_RECIPIENTS = 10_000;
+/** A JSON campaign body's limit (10,000 recipients with a few parameters each). */
+export const CAMPAIGN_BODY_LIMIT_BYTES = 2 * 1024 * 1024;
 
 const RECIPIENT_VIEW_STATES = ['queued', 'sending', 'sent', 'failed', 'skipped'] as const;
 
@@ -268,6 +271,14 @@ export class RecipientDto {
   @ApiProperty({ type: String, nullable: true }) wamid: string | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) sent_at: string | null;
   @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'read',
+    description:
+      "The sent message's status as the platform last reported it: sent, delivered, read or failed (then `state` is failed, with the platform's code)",
+  })
+  delivery: string | null;
+  @ApiProperty({
     type: 'object',
     nullable: true,
     additionalProperties: { type: 'string' },
@@ -285,6 +296,7 @@ export class RecipientDto {
       error_message: recipient.error_message,
       wamid: recipient.wamid,
       sent_at: recipient.sent_at?.toISOString() ?? null,
+      delivery: recipient.delivery ?? null,
       parameters: recipient.parameters,
     };
   }
