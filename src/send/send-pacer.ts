@@ -34,6 +34,23 @@ const PAIR_MAX_WAIT_MS = 7000;
 const PAIR_SLOW_TTL_S = 600;
 
 /**
+ * How every turn begins: a paused number (KEYS[2]) answers {1, ms}; else
+ * `now` (µs, Redis's clock) and the number's rate `factor` (KEYS[3]),
+ * recovering by the ARGV named `recovery` per ms since its last cut.
+ */
+const turnStart = (recovery: string) => `
+local paused = redis.call('PTTL', KEYS[2])
+if paused > 0 then return {1, paused} end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local factor = 1
+local rate = redis.call('HMGET', KEYS[3], 'f', 't')
+if rate[1] then
+  factor = math.min(1, tonumber(rate[1]) + (now - tonumber(rate[2])) / 1000 * tonumber(${recovery}))
+end
+`;
+
+/**
  * One send's turn, over keys shared by every process:
  * KEYS: pace (number GCRA), pause (number paused), rate (factor, since),
  *       pair-slow (user spaced), pair-pace (user GCRA).
@@ -42,17 +59,7 @@ const PAIR_SLOW_TTL_S = 600;
  * Returns {0, wait ms} when a slot is reserved, {1, ms} while the number is
  * paused, {2, ms} when the wait would be longer than allowed.
  */
-const ACQUIRE_SCRIPT = `
-local paused = redis.call('PTTL', KEYS[2])
-if paused > 0 then return {1, paused} end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local factor = 1
-local rate = redis.call('HMGET', KEYS[3], 'f', 't')
-if rate[1] then
-  factor = math.min(1, tonumber(rate[1]) + (now - tonumber(rate[2])) / 1000 * tonumber(ARGV[3]))
-end
-local interval = tonumber(ARGV[1]) / factor
+const ACQUIRE_SCRIPT = `${turnStart('ARGV[3]')}local interval = tonumber(ARGV[1]) / factor
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tat < now then tat = now end
 local wait = tat - now
@@ -123,17 +130,7 @@ return math.ceil(tonumber(ARGV[1]) / 1000)
  * none). Returns {0, 0} with the slot taken, {1, ms} while the number is
  * paused, {2, ms} to wait before asking again.
  */
-const CAMPAIGN_SCRIPT = `
-local paused = redis.call('PTTL', KEYS[2])
-if paused > 0 then return {1, paused} end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local factor = 1
-local rate = redis.call('HMGET', KEYS[3], 'f', 't')
-if rate[1] then
-  factor = math.min(1, tonumber(rate[1]) + (now - tonumber(rate[2])) / 1000 * tonumber(ARGV[2]))
-end
-local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+const CAMPAIGN_SCRIPT = `${turnStart('ARGV[2]')}local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tat > now then return {2, math.ceil((tat - now) / 1000)} end
 local own = tonumber(ARGV[3])
 if own > 0 then
