@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { rows } from '../database/sql.js';
+import type { TimeIdPosition } from '../common/time-id-cursor.js';
+import { epochMicros, rows } from '../database/sql.js';
 import type {
   Campaign,
   CampaignProgress,
@@ -97,21 +98,19 @@ export class CampaignStore {
     return found ?? null;
   }
 
-  /** An instance's campaigns, newest first, after (created_at, id). */
+  /** An instance's campaigns, newest first, after (created_at, id); `position` is created_at in µs. */
   list(
     instanceId: string,
-    after: { micros: string; id: string } | null,
+    after: TimeIdPosition | null,
     limit: number,
   ): Promise<Array<Campaign & { position: string }>> {
-    // The position is the creation time in microseconds, exact as PostgreSQL keeps it.
     return rows(
       this.db,
-      `SELECT *, (extract(epoch FROM created_at) * 1000000)::bigint::text AS position
+      `SELECT *, ${epochMicros('created_at')} AS position
        FROM campaigns WHERE instance_id = $1
-         AND ($2::bigint IS NULL
-              OR ((extract(epoch FROM created_at) * 1000000)::bigint, id) < ($2::bigint, $3::uuid))
+         AND ($2::timestamptz IS NULL OR (created_at, id) < ($2::timestamptz, $3::uuid))
        ORDER BY created_at DESC, id DESC LIMIT $4`,
-      [instanceId, after?.micros ?? null, after?.id ?? null, limit],
+      [instanceId, after?.at ?? null, after?.id ?? null, limit],
     );
   }
 

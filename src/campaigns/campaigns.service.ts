@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppException, type FieldError } from '../common/app.exception.js';
+import { decodeCursor, encodeCursor } from '../common/time-id-cursor.js';
 import type { Instance } from '../instances/instance.types.js';
 import { USER_ID_PATTERN } from '../send/dto/send-base.dto.js';
 import {
@@ -35,24 +36,6 @@ const MAX_ERRORS = 20;
 export function normalizeNumber(value: string): string | null {
   const digits = value.replace(/[\s().+-]/g, '');
   return /^\d{8,15}$/.test(digits) ? digits : null;
-}
-
-export function encodeCampaignCursor(campaign: { position: string; id: string }): string {
-  return Buffer.from(JSON.stringify([campaign.position, campaign.id])).toString('base64url');
-}
-
-export function decodeCampaignCursor(cursor: string): { micros: string; id: string } {
-  try {
-    const [micros, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    if (typeof micros === 'string' && /^\d{1,18}$/.test(micros) && typeof id === 'string') {
-      if (/^[0-9a-f-]{36}$/.test(id)) return { micros, id };
-    }
-  } catch {
-    // reported below
-  }
-  throw AppException.validation([
-    { field: 'cursor', message: 'must be a cursor from next_cursor' },
-  ]);
 }
 
 /**
@@ -157,13 +140,16 @@ export class CampaignsService {
     const limit = query.limit ?? 20;
     const found = await this.store.list(
       instance.id,
-      query.cursor ? decodeCampaignCursor(query.cursor) : null,
+      query.cursor ? decodeCursor(query.cursor) : null,
       limit + 1,
     );
     const page = found.slice(0, limit);
     return {
       data: await Promise.all(page.map((campaign) => this.describe(campaign))),
-      next_cursor: found.length > limit ? encodeCampaignCursor(page[page.length - 1]) : null,
+      next_cursor:
+        found.length > limit
+          ? encodeCursor({ atMicros: page[page.length - 1].position, id: page[page.length - 1].id })
+          : null,
     };
   }
 

@@ -1,9 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { CampaignStore, type NewCampaign } from '../../src/campaigns/campaign.store.js';
-import {
-  decodeCampaignCursor,
-  encodeCampaignCursor,
-} from '../../src/campaigns/campaigns.service.js';
+import { decodeCursor, encodeCursor } from '../../src/common/time-id-cursor.js';
 import { ContactStore } from '../../src/contacts/contact.store.js';
 import { MessageStore } from '../../src/messages/message.store.js';
 import { insertInstance, insertSubscription, useMigratedDatabase } from './support.js';
@@ -47,7 +44,7 @@ describe('CampaignStore', () => {
     expect(page.map((c) => c.id)).toEqual([second.id]);
     const next = await campaigns.list(
       instanceId,
-      decodeCampaignCursor(encodeCampaignCursor(page[0])),
+      decodeCursor(encodeCursor({ atMicros: page[0].position, id: page[0].id })),
       10,
     );
     expect(next.map((c) => c.id)).toEqual([first.id]);
