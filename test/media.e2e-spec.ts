@@ -140,6 +140,78 @@ describe('media upload and download', () => {
     expect(status).toBe(413);
   });
 
+  it('takes an upload slower than PLATFORM_TIMEOUT_MS when no pause in it is that long', async () => {
+    // The test service's platform timeout is 1 s: this client sends for about 2 s, in steps of 200 ms.
+    const boundary = 'slowBOUNDARY';
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest(`${service.url}/media/upload`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${KEY}`,
+          'content-type': `multipart/form-data; boundary=${boundary}`,
+          'transfer-encoding': 'chunked',
+        },
+      });
+      req.on('response', (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.write(
+        `--${boundary}\r\nContent-Disposition: form-data; name="instance_id"\r\n\r\n${instanceId}\r\n` +
+          `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.jpg"\r\nContent-Type: image/jpeg\r\n\r\n`,
+      );
+      let steps = 0;
+      const step = (): void => {
+        if (steps++ < 10) {
+          req.write(Buffer.alloc(1024, steps));
+          setTimeout(step, 200);
+        } else {
+          req.end(`\r\n--${boundary}--\r\n`);
+        }
+      };
+      step();
+    });
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body)).toEqual({ id: expect.stringMatching(/^media-\d+$/) });
+    const [call] = platform.callsTo(/\/media$/);
+    expect(Buffer.from(call.body as string, 'latin1').includes(Buffer.alloc(1024, 10))).toBe(true);
+  });
+
+  it('gives up on an upload whose client stops sending for longer than PLATFORM_TIMEOUT_MS', async () => {
+    const boundary = 'stallBOUNDARY';
+    const req = httpRequest(`${service.url}/media/upload`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${KEY}`,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+        'transfer-encoding': 'chunked',
+      },
+    });
+    const answered = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      req.on('response', (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+    });
+    req.write(
+      `--${boundary}\r\nContent-Disposition: form-data; name="instance_id"\r\n\r\n${instanceId}\r\n` +
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.jpg"\r\nContent-Type: image/jpeg\r\n\r\n` +
+        'first bytes',
+    );
+    // Never another byte: the service gives up after 1 s (it then waits up to
+    // 10 s for the rest of the refused body before it answers).
+    const answer = await answered;
+    req.destroy();
+    expect(answer.status).toBe(502);
+    expect(JSON.parse(answer.body)).toMatchObject({ code: 'platform_unavailable' });
+  });
+
   it('refuses a type the platform does not take with 415, before any upstream call', async () => {
     const answer = await upload(
       form(

@@ -65,6 +65,37 @@ export interface MediaDownload {
   contentLength?: number;
 }
 
+/**
+ * Aborts a streamed call once it has been idle for `idleMs`: no chunk of the
+ * body for that long, or no answer that long after the last. A whole-call
+ * timeout would cut off a large file sent at a slow client's pace.
+ */
+class IdleWatch {
+  readonly controller = new AbortController();
+  private timer?: NodeJS.Timeout;
+
+  constructor(private readonly idleMs: number) {
+    this.touch();
+  }
+
+  touch(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.controller.abort(), this.idleMs);
+  }
+
+  async *watch(body: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+    for await (const chunk of body) {
+      this.touch();
+      yield chunk;
+    }
+    this.touch();
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+}
+
 /** The multipart body the platform's /media takes, streamed part by part. */
 async function* multipartBody(boundary: string, upload: MediaUpload): AsyncGenerator<Buffer> {
   const field = (name: string, value: string): string =>
@@ -111,6 +142,9 @@ interface PlatformCall {
   headers?: Record<string, string>;
   /** The body of each retry, when it may differ from the first attempt's (read afresh). */
   retryData?: () => Promise<unknown>;
+  /** Replaces PLATFORM_TIMEOUT_MS for the whole call (0: none; `signal` then bounds it). */
+  timeout?: number;
+  signal?: AbortSignal;
 }
 
 function segment(id: string): string {
@@ -361,19 +395,24 @@ export class PlatformClient implements OnApplicationShutdown {
 
   /**
    * Uploads a file as it arrives (never held whole in memory); returns the
-   * media id. Tried once: a stream cannot be replayed.
+   * media id. Tried once: a stream cannot be replayed. PLATFORM_TIMEOUT_MS
+   * bounds each pause (in the client's body, or before the answer), not the
+   * whole upload.
    */
   async uploadMedia(phoneNumberId: string, token: string, upload: MediaUpload): Promise<string> {
     const boundary = `----messaging-connector-${randomUUID()}`;
+    const idle = new IdleWatch(this.config.PLATFORM_TIMEOUT_MS);
     const answer = await this.call<{ id?: unknown }>({
       method: 'POST',
       path: `/${segment(phoneNumberId)}/media`,
       token,
-      data: Readable.from(multipartBody(boundary, upload)),
+      data: Readable.from(idle.watch(multipartBody(boundary, upload))),
       headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
       idempotent: false,
       attempts: 1,
-    });
+      timeout: 0,
+      signal: idle.controller.signal,
+    }).finally(() => idle.stop());
     if (typeof answer.id !== 'string') {
       throw new PlatformError({
         kind: 'unavailable',
@@ -549,6 +588,8 @@ export class PlatformClient implements OnApplicationShutdown {
         data: call.data,
         headers: { ...call.headers, Authorization: `Bearer ${call.token}` },
         maxBodyLength: Infinity,
+        ...(call.timeout === undefined ? {} : { timeout: call.timeout }),
+        signal: call.signal,
       });
     } catch (error) {
       return this.networkFailure(error, call);
@@ -584,11 +625,19 @@ export class PlatformClient implements OnApplicationShutdown {
     };
   }
 
-  private networkFailure(error: unknown, call: Pick<PlatformCall, 'idempotent'>): FailedAttempt {
+  private networkFailure(
+    error: unknown,
+    call: Pick<PlatformCall, 'idempotent' | 'signal'>,
+  ): FailedAttempt {
     // A body stream that failed (e.g. an upload over its limit) is the caller's error, not the network's.
     if (error instanceof AppException) throw error;
     if (error instanceof AxiosError && error.cause instanceof AppException) throw error.cause;
-    const code = error instanceof AxiosError ? error.code : undefined;
+    // The idle watch's abort is a timeout: name it as one.
+    const code = call.signal?.aborted
+      ? 'ETIMEDOUT'
+      : error instanceof AxiosError
+        ? error.code
+        : undefined;
     const neverSent = code !== undefined && NOT_SENT_NETWORK_CODES.has(code);
     const retryable = code !== undefined && RETRYABLE_NETWORK_CODES.has(code);
     return {
