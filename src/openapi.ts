@@ -221,6 +221,10 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
       if (operation) completeOperation(path, operation);
     }
   }
+  // A form field that is JSON says so (Nest's decorators cannot state a part's encoding).
+  const upload = document.paths['/campaigns/upload']?.post?.requestBody;
+  const form = upload && 'content' in upload ? upload.content['multipart/form-data'] : undefined;
+  if (form) form.encoding = { campaign: { contentType: 'application/json' } };
   const subscribe = document.paths['/admin/event-subscriptions']?.post;
   if (subscribe) subscribe.callbacks = eventCallbacks();
   return document;

@@ -200,6 +200,7 @@ describe('OpenAPI document', () => {
         'deleteTemplate',
         'previewTemplate',
         'syncTemplates',
+        'uploadCampaign',
         'createCampaign',
         'listCampaigns',
         'getCampaign',

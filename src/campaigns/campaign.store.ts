@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import type { TimeIdPosition } from '../common/time-id-cursor.js';
 import { epochMicros, rows } from '../database/sql.js';
 import type {
@@ -44,49 +44,111 @@ export class CampaignStore {
   /** The campaign and its recipients, in one transaction (numbered in the order given). */
   async create(campaign: NewCampaign, recipients: NewRecipient[]): Promise<Campaign> {
     return this.db.transaction(async (manager) => {
-      const [created] = await rows<Campaign>(
-        manager,
-        `INSERT INTO campaigns (instance_id, name, template_id, template_name, template_language,
-           template_category, components, start_at, rate_per_s, recipients, duplicates, invalid)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
-        [
-          campaign.instanceId,
-          campaign.name,
-          campaign.templateId,
-          campaign.templateName,
-          campaign.templateLanguage,
-          campaign.templateCategory,
-          JSON.stringify(campaign.components),
-          campaign.startAt,
-          campaign.ratePerS,
-          recipients.length,
-          campaign.duplicates,
-          campaign.invalid,
-        ],
-      );
+      const created = await this.insertCampaign(manager, campaign, recipients.length);
       for (let from = 0; from < recipients.length; from += INSERT_CHUNK) {
-        const chunk = recipients.slice(from, from + INSERT_CHUNK);
-        await manager.query(
-          `INSERT INTO campaign_recipients (campaign_id, seq, to_number, user_id, parameters)
-           SELECT $1, $2 + r.n, r.to_number, r.user_id, r.parameters
-           FROM ROWS FROM (jsonb_to_recordset($3::jsonb)
-             AS (to_number text, user_id text, parameters jsonb))
-             WITH ORDINALITY AS r(to_number, user_id, parameters, n)`,
-          [
-            created.id,
-            from,
-            JSON.stringify(
-              chunk.map((recipient) => ({
-                to_number: recipient.to ?? null,
-                user_id: recipient.recipient ?? null,
-                parameters: recipient.parameters ?? null,
-              })),
-            ),
-          ],
+        await this.insertRecipients(
+          manager,
+          created.id,
+          from,
+          recipients.slice(from, from + INSERT_CHUNK),
         );
       }
       return created;
     });
+  }
+
+  /**
+   * The campaign and its recipients as they come, in one transaction: a
+   * recipient already in the list (the table's unique addresses) is left out.
+   * `finish` is given how many were kept and answers the counts left out;
+   * it may throw, and nothing is kept.
+   */
+  async createStreamed(
+    campaign: Omit<NewCampaign, 'duplicates' | 'invalid'>,
+    batches: AsyncIterable<NewRecipient[]> | Iterable<NewRecipient[]>,
+    finish: (kept: number) => { duplicates: number; invalid: number },
+  ): Promise<Campaign> {
+    return this.db.transaction(async (manager) => {
+      const created = await this.insertCampaign(
+        manager,
+        { ...campaign, duplicates: 0, invalid: 0 },
+        0,
+      );
+      let seq = 0;
+      let kept = 0;
+      for await (const batch of batches) {
+        kept += await this.insertRecipients(manager, created.id, seq, batch);
+        seq += batch.length;
+      }
+      const { duplicates, invalid } = finish(kept);
+      const [done] = await rows<Campaign>(
+        manager,
+        `UPDATE campaigns SET recipients = $2, duplicates = $3, invalid = $4
+         WHERE id = $1 RETURNING *`,
+        [created.id, kept, duplicates, invalid],
+      );
+      return done;
+    });
+  }
+
+  private async insertCampaign(
+    manager: EntityManager,
+    campaign: NewCampaign,
+    recipients: number,
+  ): Promise<Campaign> {
+    const [created] = await rows<Campaign>(
+      manager,
+      `INSERT INTO campaigns (instance_id, name, template_id, template_name, template_language,
+         template_category, components, start_at, rate_per_s, recipients, duplicates, invalid)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
+      [
+        campaign.instanceId,
+        campaign.name,
+        campaign.templateId,
+        campaign.templateName,
+        campaign.templateLanguage,
+        campaign.templateCategory,
+        JSON.stringify(campaign.components),
+        campaign.startAt,
+        campaign.ratePerS,
+        recipients,
+        campaign.duplicates,
+        campaign.invalid,
+      ],
+    );
+    return created;
+  }
+
+  /** Writes recipients numbered from `from` on; how many were new to the list. */
+  private async insertRecipients(
+    manager: EntityManager,
+    campaignId: string,
+    from: number,
+    recipients: NewRecipient[],
+  ): Promise<number> {
+    const [{ count }] = await rows<{ count: number }>(
+      manager,
+      `WITH kept AS (
+         INSERT INTO campaign_recipients (campaign_id, seq, to_number, user_id, parameters)
+         SELECT $1, $2 + r.n, r.to_number, r.user_id, r.parameters
+         FROM ROWS FROM (jsonb_to_recordset($3::jsonb)
+           AS (to_number text, user_id text, parameters jsonb))
+           WITH ORDINALITY AS r(to_number, user_id, parameters, n)
+         ON CONFLICT DO NOTHING RETURNING 1)
+       SELECT count(*)::int AS count FROM kept`,
+      [
+        campaignId,
+        from,
+        JSON.stringify(
+          recipients.map((recipient) => ({
+            to_number: recipient.to ?? null,
+            user_id: recipient.recipient ?? null,
+            parameters: recipient.parameters ?? null,
+          })),
+        ),
+      ],
+    );
+    return count;
   }
 
   async get(id: string, instanceId?: string): Promise<Campaign | null> {

@@ -1,6 +1,9 @@
 import { Injectable } from '@nestjs/common';
+import type {} from '@fastify/multipart';
+import type { FastifyRequest } from 'fastify';
 import { AppException, type FieldError } from '../common/app.exception.js';
 import { decodeCursor, encodeCursor } from '../common/time-id-cursor.js';
+import { AppValidationPipe } from '../common/validation.js';
 import type { Instance } from '../instances/instance.types.js';
 import { USER_ID_PATTERN } from '../send/dto/send-base.dto.js';
 import {
@@ -10,7 +13,8 @@ import {
   templateSlots,
 } from '../templates/template-params.js';
 import { TemplatesService } from '../templates/templates.service.js';
-import { CampaignStore } from './campaign.store.js';
+import { csvRows } from './campaign-csv.js';
+import { CampaignStore, type NewCampaign } from './campaign.store.js';
 import {
   CAMPAIGN_ACTIONS,
   type Campaign,
@@ -23,6 +27,9 @@ import {
   RecipientDto,
   recipientAddressErrors,
   type CampaignPageDto,
+  CsvCampaignDto,
+  MAX_CSV_BYTES,
+  MAX_CSV_RECIPIENTS,
   type CreateCampaignDto,
   type ListCampaignsQueryDto,
   type ListRecipientsQueryDto,
@@ -31,6 +38,67 @@ import {
 
 /** At most this many parameter errors are named at once. */
 const MAX_ERRORS = 20;
+/** CSV rows written per INSERT. */
+const CSV_BATCH = 5000;
+
+/** How a new campaign reads its recipients, once its template is known. */
+interface CampaignPlan {
+  campaign: Omit<NewCampaign, 'duplicates' | 'invalid'>;
+  /** The recipient to keep, or null when its address is no number nor user id. */
+  recipient(
+    to: string | undefined,
+    userId: string | undefined,
+    parameters: Record<string, string> | undefined,
+  ): NewRecipient | null;
+  /** What is wrong with a recipient's parameters for the template (none: nothing). */
+  parameterErrors(recipient: NewRecipient): string[];
+}
+
+/** The file as it arrives, refused with 413 once over MAX_CSV_BYTES. */
+async function* limitedCsv(file: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  let total = 0;
+  try {
+    for await (const chunk of file) {
+      total += chunk.length;
+      if (total > MAX_CSV_BYTES) {
+        throw new AppException(
+          'payload_too_large',
+          `A campaign's CSV is limited to ${MAX_CSV_BYTES / 1024 / 1024} MB`,
+        );
+      }
+      yield chunk;
+    }
+  } catch (error) {
+    throw malformedForm(error);
+  }
+}
+
+/** A form that breaks off or does not parse is the client's error: 400. */
+function malformedForm(error: unknown): AppException {
+  if (error instanceof AppException) return error;
+  return AppException.validation([
+    { field: 'body', message: 'is not a complete multipart/form-data body' },
+  ]);
+}
+
+/** A validation error of a form field's JSON, its fields named under the form field. */
+function prefixed(error: unknown, field: string): unknown {
+  if (!(error instanceof AppException) || error.code !== 'validation_failed' || !error.details) {
+    return error;
+  }
+  return AppException.validation(
+    (error.details as FieldError[]).map((detail) => ({
+      field: detail.field === 'body' ? field : `${field}.${detail.field}`,
+      message: detail.message,
+    })),
+  );
+}
+
+function noRecipients(field: string): AppException {
+  return AppException.validation([
+    { field, message: 'holds no valid recipient (numbers are 8 to 15 digits)' },
+  ]);
+}
 
 /** A number as a list may write it (+55 11 99999-0000): its digits, or null when it is no number. */
 export function normalizeNumber(value: string): string | null {
@@ -54,6 +122,152 @@ export class CampaignsService {
   async create(instance: Instance, dto: CreateCampaignDto): Promise<CampaignDto> {
     const addressErrors = recipientAddressErrors(dto.recipients);
     if (addressErrors.length > 0) throw AppException.validation(addressErrors.slice(0, MAX_ERRORS));
+    const plan = await this.plan(instance, dto);
+    const seen = new Set<string>();
+    const recipients: NewRecipient[] = [];
+    const errors: FieldError[] = [];
+    let duplicates = 0;
+    let invalid = 0;
+    dto.recipients.forEach((given, index) => {
+      const recipient = plan.recipient(given.to, given.recipient, given.parameters);
+      if (!recipient) {
+        invalid++;
+        return;
+      }
+      const address = recipient.to ?? recipient.recipient!;
+      if (seen.has(address)) {
+        duplicates++;
+        return;
+      }
+      seen.add(address);
+      if (errors.length < MAX_ERRORS) {
+        for (const message of plan.parameterErrors(recipient)) {
+          errors.push({ field: `recipients[${index}].parameters`, message });
+        }
+      }
+      recipients.push(recipient);
+    });
+    if (errors.length > 0) throw AppException.validation(errors.slice(0, MAX_ERRORS));
+    if (recipients.length === 0) throw noRecipients('recipients');
+    const campaign = await this.store.create({ ...plan.campaign, duplicates, invalid }, recipients);
+    if (dto.start) return this.act(instance, campaign.id, 'start');
+    return this.describe(campaign);
+  }
+
+  /**
+   * Reads POST /campaigns/upload's form: the `campaign` field (JSON, checked
+   * as a body is), then the CSV `file`, streamed into createFromCsv.
+   */
+  async upload(instance: Instance, request: FastifyRequest): Promise<CampaignDto> {
+    if (!request.isMultipart()) {
+      throw new AppException(
+        'unsupported_media_type',
+        'Send multipart/form-data with the fields campaign (JSON) and then file (CSV)',
+      );
+    }
+    const part = await request
+      .file({ limits: { fileSize: MAX_CSV_BYTES + 1, files: 1 } })
+      .catch((error: unknown) => {
+        throw malformedForm(error);
+      });
+    if (!part) throw AppException.validation([{ field: 'file', message: 'is required' }]);
+    try {
+      const field = part.fields.campaign;
+      if (!field || Array.isArray(field) || field.type !== 'field') {
+        throw AppException.validation([
+          { field: 'campaign', message: 'is required, before the file' },
+        ]);
+      }
+      let given: unknown;
+      try {
+        given = JSON.parse(field.value as string);
+      } catch {
+        throw AppException.validation([{ field: 'campaign', message: 'must be a JSON object' }]);
+      }
+      const dto = (await new AppValidationPipe(CsvCampaignDto)
+        .transform(given, { type: 'body', metatype: CsvCampaignDto })
+        .catch((error: unknown) => {
+          throw prefixed(error, 'campaign');
+        })) as CsvCampaignDto;
+      return await this.createFromCsv(instance, dto, limitedCsv(part.file));
+    } finally {
+      part.file.resume();
+    }
+  }
+
+  /**
+   * POST /campaigns/upload: the recipients are the rows of a CSV, read as it
+   * arrives and written in batches within one transaction (nothing is kept
+   * of a file refused halfway). Duplicates are found by the table's unique
+   * addresses, so memory does not grow with the list.
+   */
+  async createFromCsv(
+    instance: Instance,
+    dto: CsvCampaignDto,
+    file: AsyncIterable<Buffer>,
+  ): Promise<CampaignDto> {
+    const { columns } = dto;
+    if (columns.to === undefined && columns.recipient === undefined) {
+      throw AppException.validation([
+        { field: 'campaign.columns', message: 'must name the column of to or of recipient' },
+      ]);
+    }
+    const plan = await this.plan(instance, dto);
+    const parameterColumns = Object.entries(columns.parameters ?? {});
+    let invalid = 0;
+    let rows = 0;
+    async function* batches(): AsyncGenerator<NewRecipient[]> {
+      let batch: NewRecipient[] = [];
+      const errors: FieldError[] = [];
+      for await (const row of csvRows(file, columns, MAX_CSV_RECIPIENTS)) {
+        rows++;
+        const to = columns.to !== undefined ? row.cells[columns.to] || undefined : undefined;
+        const userId =
+          to === undefined && columns.recipient !== undefined
+            ? row.cells[columns.recipient] || undefined
+            : undefined;
+        // An empty cell is a parameter not given (the platform refuses an empty one).
+        const filled = parameterColumns.filter(([, column]) => row.cells[column]);
+        const parameters =
+          filled.length > 0
+            ? Object.fromEntries(
+                filled.map(([parameter, column]) => [parameter, row.cells[column]]),
+              )
+            : undefined;
+        const recipient = plan.recipient(to, userId, parameters);
+        if (!recipient) {
+          invalid++;
+          continue;
+        }
+        for (const message of plan.parameterErrors(recipient)) {
+          errors.push({ field: 'file', message: `line ${row.line}: ${message}` });
+        }
+        if (errors.length >= MAX_ERRORS) break;
+        batch.push(recipient);
+        if (batch.length === CSV_BATCH) {
+          if (errors.length === 0) yield batch;
+          batch = [];
+        }
+      }
+      if (errors.length > 0) throw AppException.validation(errors.slice(0, MAX_ERRORS));
+      if (batch.length > 0) yield batch;
+    }
+    const campaign = await this.store.createStreamed(plan.campaign, batches(), (kept) => {
+      if (kept === 0) throw noRecipients('file');
+      return { duplicates: rows - invalid - kept, invalid };
+    });
+    if (dto.start) return this.act(instance, campaign.id, 'start');
+    return this.describe(campaign);
+  }
+
+  /** The template a new campaign sends (checked against the catalogue) and how a recipient is read. */
+  private async plan(
+    instance: Instance,
+    dto: Pick<
+      CreateCampaignDto,
+      'name' | 'template_name' | 'language' | 'components' | 'start_at' | 'rate_per_s'
+    >,
+  ): Promise<CampaignPlan> {
     const template = await this.templates.checkSend(
       instance,
       {
@@ -73,67 +287,39 @@ export class CampaignsService {
     const parts = template.components ?? [];
     const format = template.parameterFormat ?? parameterFormatOf(null, parts);
     const slots = templateSlots(parts);
-    const seen = new Set<string>();
-    const recipients: NewRecipient[] = [];
-    const errors: FieldError[] = [];
-    let duplicates = 0;
-    let invalid = 0;
-    dto.recipients.forEach((given, index) => {
-      const address =
-        given.to !== undefined
-          ? normalizeNumber(given.to)
-          : given.recipient !== undefined && USER_ID_PATTERN.test(given.recipient)
-            ? given.recipient
-            : null;
-      if (address === null) {
-        invalid++;
-        return;
-      }
-      if (seen.has(address)) {
-        duplicates++;
-        return;
-      }
-      seen.add(address);
-      if (errors.length < MAX_ERRORS) {
-        const components = componentsFor(
-          slots,
-          format,
-          dto.components ?? [],
-          given.parameters ?? {},
-        );
-        for (const error of checkSendComponents(slots, format, components)) {
-          errors.push({ field: `recipients[${index}].parameters`, message: error.message });
-        }
-      }
-      recipients.push({
-        ...(given.to !== undefined ? { to: address } : { recipient: address }),
-        ...(given.parameters ? { parameters: given.parameters } : {}),
-      });
-    });
-    if (errors.length > 0) throw AppException.validation(errors.slice(0, MAX_ERRORS));
-    if (recipients.length === 0) {
-      throw AppException.validation([
-        { field: 'recipients', message: 'holds no valid recipient (numbers are 8 to 15 digits)' },
-      ]);
-    }
-    const campaign = await this.store.create(
-      {
+    const shared = dto.components ?? [];
+    return {
+      campaign: {
         instanceId: instance.id,
         name: dto.name,
         templateId: template.id,
         templateName: dto.template_name,
         templateLanguage: dto.language ?? 'pt_BR',
         templateCategory: template.pendingCategory ?? template.category,
-        components: dto.components ?? [],
+        components: shared,
         startAt: dto.start_at ? new Date(dto.start_at) : null,
         ratePerS: dto.rate_per_s ?? null,
-        duplicates,
-        invalid,
       },
-      recipients,
-    );
-    if (dto.start) return this.act(instance, campaign.id, 'start');
-    return this.describe(campaign);
+      recipient: (to, userId, parameters) => {
+        const address =
+          to !== undefined
+            ? normalizeNumber(to)
+            : userId !== undefined && USER_ID_PATTERN.test(userId)
+              ? userId
+              : null;
+        if (address === null) return null;
+        return {
+          ...(to !== undefined ? { to: address } : { recipient: address }),
+          ...(parameters ? { parameters } : {}),
+        };
+      },
+      parameterErrors: (recipient) =>
+        checkSendComponents(
+          slots,
+          format,
+          componentsFor(slots, format, shared, recipient.parameters ?? {}),
+        ).map((error) => error.message),
+    };
   }
 
   async list(instance: Instance, query: ListCampaignsQueryDto): Promise<CampaignPageDto> {

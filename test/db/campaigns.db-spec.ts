@@ -57,6 +57,39 @@ describe('CampaignStore', () => {
     ).toEqual([[1, 'BR.ABC', { '1': 'Ana' }]]);
   });
 
+  it('createStreamed: batches in one transaction; a repeated address is left out and counted', async () => {
+    const instanceId = await insertInstance(context.db);
+    function* batches() {
+      yield [...numbers(2), { recipient: 'BR.ABC' }];
+      yield [...numbers(1, 1), { recipient: 'BR.ABC' }, ...numbers(1, 5)];
+    }
+    const { duplicates: _d, invalid: _i, ...shape } = fields(instanceId);
+    const created = await campaigns.createStreamed(shape, batches(), (kept) => ({
+      duplicates: 5 - kept,
+      invalid: 1,
+    }));
+    expect(created).toMatchObject({ recipients: 4, duplicates: 1, invalid: 1 });
+    expect(
+      (await campaigns.recipients(created.id, null, 0, 10)).map((r) => r.to_number ?? r.user_id),
+    ).toEqual([numbers(1)[0].to, numbers(2)[1].to, 'BR.ABC', numbers(1, 5)[0].to]);
+
+    // A refusal in `finish` (or a batch that throws) keeps nothing.
+    const before = await context.db.query('SELECT count(*)::int AS n FROM campaigns');
+    await expect(
+      campaigns.createStreamed(shape, batches(), () => {
+        throw new Error('refused');
+      }),
+    ).rejects.toThrow('refused');
+    function* failing() {
+      yield numbers(3, 10);
+      throw new Error('broken file');
+    }
+    await expect(
+      campaigns.createStreamed(shape, failing(), () => ({ duplicates: 0, invalid: 0 })),
+    ).rejects.toThrow('broken file');
+    expect(await context.db.query('SELECT count(*)::int AS n FROM campaigns')).toEqual(before);
+  });
+
   it('transition, startDue, running, stateOf: only from the allowed states; a due schedule runs', async () => {
     const instanceId = await insertInstance(context.db);
     const campaign = await campaigns.create(

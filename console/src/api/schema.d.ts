@@ -1134,6 +1134,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/campaigns/upload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A campaign whose recipients are the rows of a CSV (up to 1,000,000)
+         * @description multipart/form-data: `campaign`, the JSON of POST /campaigns without `recipients` and with `columns` (the header names of the number, or user id, column and of each parameter), then `file`, a CSV with a header row (comma, semicolon or tab; UTF-8). Read as it arrives, in one transaction: a row whose parameters do not fit the template refuses the whole file (400 naming its line); duplicates and invalid numbers are counted and left out.
+         */
+        post: operations["uploadCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/campaigns/{id}": {
         parameters: {
             query?: never;
@@ -2939,6 +2959,58 @@ export interface components {
             started_at: string | null;
             /** Format: date-time */
             finished_at: string | null;
+        };
+        CsvColumnsDto: {
+            /**
+             * @description The column of each recipient's number
+             * @example phone
+             */
+            to?: string;
+            /**
+             * @description The column of business-scoped user ids (used on rows whose `to` cell is empty)
+             * @example user_id
+             */
+            recipient?: string;
+            /**
+             * @description The template's variables (as a recipient's `parameters` names them) and the column each is read from
+             * @example {
+             *       "1": "first_name",
+             *       "button.0": "order"
+             *     }
+             */
+            parameters?: Record<string, never>;
+        };
+        CsvCampaignDto: {
+            /** @example Autumn sale */
+            name: string;
+            /**
+             * @description An approved template of the catalogue
+             * @example shipping_update
+             */
+            template_name: string;
+            /**
+             * @description pt_BR when left out
+             * @example pt_BR
+             */
+            language?: string;
+            /** @description Components every recipient gets, as /send/template takes them (a media header, a value the same for all); a recipient's own `parameters` fill the rest */
+            components?: components["schemas"]["TemplateComponentDto"][];
+            /**
+             * Format: date-time
+             * @description Started campaigns wait until then (scheduled)
+             */
+            start_at?: string;
+            /**
+             * @description The most sends a second; absent: as fast as the number's pacing allows (its conversations go first either way)
+             * @example 20
+             */
+            rate_per_s?: number;
+            /**
+             * @description Start it at once (else it stays a draft)
+             * @default false
+             */
+            start: boolean;
+            columns: components["schemas"]["CsvColumnsDto"];
         };
         CampaignPageDto: {
             data: components["schemas"]["CampaignDto"][];
@@ -10124,8 +10196,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description OK */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10175,6 +10247,161 @@ export interface operations {
             };
             /** @description `instance_inactive`: the instance is deactivated */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /**
+             * @description `template_not_found`: a template send (or a campaign) naming a template the catalogue lacks in that language; `details` lists the languages it has. Also the platform's 132001
+             *
+             *     `template_not_approved`: a template send to a template that is not approved (paused, disabled, pending, rejected); `details` gives its status. Also the platform's 132015 (paused) and 132016 (disabled)
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `rate_limited`: too many requests (an API key's or a person's token, failed logins, verification codes); see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unavailable`: PostgreSQL or Redis cannot be reached now; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Any other error, in the contract body */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    uploadCampaign: {
+        parameters: {
+            query?: {
+                /** @description The instance, unless the key is bound to one */
+                instance_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** @description JSON: POST /campaigns without `recipients`, with `columns` */
+                    campaign: components["schemas"]["CsvCampaignDto"];
+                    /**
+                     * Format: binary
+                     * @description At most 256 MB
+                     */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignDto"];
+                };
+            };
+            /** @description `validation_failed`: a body, query or path value breaks a rule; `details` names every field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unauthorized`: credentials missing, malformed, unknown, revoked or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_forbidden`: an API key bound to one instance used for another, or an operator's token for an instance it does not answer for */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_not_found`: no instance with that id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `instance_inactive`: the instance is deactivated */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `payload_too_large`: the body or upload is over its limit (the message says the limit) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unsupported_media_type`: an upload of a type the platform does not take */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /**
+             * @description `template_not_found`: a template send (or a campaign) naming a template the catalogue lacks in that language; `details` lists the languages it has. Also the platform's 132001
+             *
+             *     `template_not_approved`: a template send to a template that is not approved (paused, disabled, pending, rejected); `details` gives its status. Also the platform's 132015 (paused) and 132016 (disabled)
+             */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, IntersectionType, OmitType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -8,6 +8,7 @@ import {
   IsIn,
   IsISO8601,
   IsNumber,
+  IsObject,
   IsOptional,
   IsString,
   Length,
@@ -145,6 +146,47 @@ export class CreateCampaignDto extends InstanceScopedDto {
   @IsOptional()
   @IsBoolean({ message: 'must be true or false' })
   start?: boolean;
+}
+
+/** The most recipients a CSV upload may list. */
+export const MAX_CSV_RECIPIENTS = 1_000_000;
+/** A CSV file's limit: a million rows of a number and a few parameters. */
+export const MAX_CSV_BYTES = 256 * 1024 * 1024;
+
+/** Which of the CSV's columns (by their header) fill what. */
+export class CsvColumnsDto {
+  @ApiPropertyOptional({ example: 'phone', description: "The column of each recipient's number" })
+  @IsOptional()
+  @IsString({ message: 'must be text' })
+  @Length(1, 200, { message: 'must be 1 to 200 characters' })
+  to?: string;
+
+  @ApiPropertyOptional({
+    example: 'user_id',
+    description: 'The column of business-scoped user ids (used on rows whose `to` cell is empty)',
+  })
+  @IsOptional()
+  @IsString({ message: 'must be text' })
+  @Length(1, 200, { message: 'must be 1 to 200 characters' })
+  recipient?: string;
+
+  @ApiPropertyOptional({
+    example: { '1': 'first_name', 'button.0': 'order' },
+    description:
+      "The template's variables (as a recipient's `parameters` names them) and the column each is read from",
+  })
+  @IsOptional()
+  @IsTextMap()
+  parameters?: Record<string, string>;
+}
+
+/** The `campaign` field of POST /campaigns/upload: POST /campaigns without its recipients. */
+export class CsvCampaignDto extends OmitType(CreateCampaignDto, ['recipients', 'instance_id']) {
+  @ApiProperty({ type: CsvColumnsDto })
+  @IsObject({ message: 'must be an object' })
+  @ValidateNested({ message: 'must be an object' })
+  @Type(() => CsvColumnsDto)
+  columns: CsvColumnsDto;
 }
 
 /** GET /campaigns */

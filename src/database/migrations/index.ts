@@ -26,6 +26,7 @@ import { ContactsReadLive1795678656403 } from './1795678656403-contacts-read-liv
 import { TemplateCatalogue1795683564126 } from './1795683564126-template-catalogue.js';
 import { Campaigns1795685448338 } from './1795685448338-campaigns.js';
 import { InstanceSending1795688380062 } from './1795688380062-instance-sending.js';
+import { CampaignRecipientAddresses1795696949841 } from './1795696949841-campaign-recipient-addresses.js';
 import { TemplateChanges1795684767652 } from './1795684767652-template-changes.js';
 import { CampaignEvents1795685817560 } from './1795685817560-campaign-events.js';
 
@@ -65,4 +66,5 @@ export const MIGRATIONS = [
   Campaigns1795685448338,
   CampaignEvents1795685817560,
   InstanceSending1795688380062,
+  CampaignRecipientAddresses1795696949841,
 ];
