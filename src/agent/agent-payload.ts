@@ -20,6 +20,19 @@ export interface AgentRequest {
   };
   messages: AgentMessage[];
   text: string;
+  /**
+   * The template the customer is answering: the last one sent to them in the
+   * 24 hours before the burst, with its campaign when one sent it. Absent
+   * when there is none.
+   */
+  answering?: AgentAnswering;
+}
+
+export interface AgentAnswering {
+  message_id: string;
+  template: { name: string; language: string | null };
+  campaign: { id: string; name: string } | null;
+  sent_at: string;
 }
 
 export interface AgentMessage {
@@ -67,6 +80,7 @@ export function buildAgentRequest(
   instance: Instance,
   contact: AgentRequest['contact'],
   messages: InboundMessage[],
+  answering?: AgentAnswering | null,
 ): AgentRequest {
   const agentMessages = messages.map((message) => ({
     id: message.id,
@@ -87,5 +101,6 @@ export function buildAgentRequest(
     contact,
     messages: agentMessages,
     text: agentMessages.map((message) => message.text).join('\n'),
+    ...(answering ? { answering } : {}),
   };
 }

@@ -151,6 +151,17 @@ export class CampaignStore {
     return count;
   }
 
+  /** The campaign a sent message belongs to, by its wamid; null when none sent it. */
+  async sentWith(wamid: string): Promise<Pick<Campaign, 'id' | 'name'> | null> {
+    const [found] = await rows<Pick<Campaign, 'id' | 'name'>>(
+      this.db,
+      `SELECT c.id, c.name FROM campaign_recipients r JOIN campaigns c ON c.id = r.campaign_id
+       WHERE r.wamid = $1 LIMIT 1`,
+      [wamid],
+    );
+    return found ?? null;
+  }
+
   async get(id: string, instanceId?: string): Promise<Campaign | null> {
     const [found] = await rows<Campaign>(
       this.db,

@@ -326,6 +326,44 @@ export class MessageStore implements ContactSummaries {
     return found.map((row) => row.body);
   }
 
+  /**
+   * The template message the contact last got in the 24 hours before a
+   * turn's first message, among their 100 messages before it: the one the
+   * customer is answering. Null when there is none.
+   */
+  async templateBefore(
+    contactId: string,
+    turnId: string,
+  ): Promise<{
+    wamid: string;
+    template_name: string;
+    language: string | null;
+    sent_at: Date;
+  } | null> {
+    const [found] = await rows<{
+      wamid: string;
+      template_name: string;
+      language: string | null;
+      sent_at: Date;
+    }>(
+      this.db,
+      `WITH first AS (SELECT min(seq) AS seq, min(created_at) AS at FROM messages WHERE turn_id = $2),
+       recent AS (
+         SELECT m.wamid, m.body, m.type, m.direction, m.created_at, m.seq
+         FROM messages m, first
+         WHERE m.contact_id = $1 AND m.seq < first.seq
+         ORDER BY m.seq DESC LIMIT 100)
+       SELECT r.wamid, r.body->>'template_name' AS template_name, r.body->>'language' AS language,
+         r.created_at AS sent_at
+       FROM recent r, first
+       WHERE r.direction = 'outbound' AND r.type = 'template'
+         AND r.created_at > first.at - interval '24 hours'
+       ORDER BY r.seq DESC LIMIT 1`,
+      [contactId, turnId],
+    );
+    return found?.template_name ? found : null;
+  }
+
   /** Messages by id, as a conversation reads them: what a live stream says changed. */
   conversationMessages(ids: string[]): Promise<ConversationMessage[]> {
     return rows<ConversationMessage>(

@@ -16,7 +16,8 @@ import type { FinalTurnState, NewTurnPart, QueuedTurnPart, TurnRow } from './tur
 import { TurnStore } from './turn.store.js';
 import { AgentClient, type AgentAttempt } from '../agent/agent-client.js';
 import { AgentSlots, type AgentSlot } from '../agent/agent-slots.js';
-import { buildAgentRequest } from '../agent/agent-payload.js';
+import { buildAgentRequest, type AgentAnswering } from '../agent/agent-payload.js';
+import { CampaignStore } from '../campaigns/campaign.store.js';
 import { ContactBuffer } from './buffer/contact-buffer.js';
 import { ReplySender, recordingSent } from './reply-sender.js';
 import { newLeaseOwner } from '../common/lease-owner.js';
@@ -66,6 +67,7 @@ export class TurnRunner {
     private readonly instances: InstancesService,
     private readonly messages: MessageStore,
     private readonly contacts: ContactStore,
+    private readonly campaigns: CampaignStore,
     private readonly agent: AgentClient,
     private readonly slots: AgentSlots,
     private readonly replies: ReplySender,
@@ -159,6 +161,19 @@ export class TurnRunner {
     return this.end(turn, lease, failure ? 'failed' : 'done', failure, sent.lastSent);
   }
 
+  /** The template (and campaign) the customer is answering, for the agent. */
+  private async answering(turn: ActiveTurn): Promise<AgentAnswering | null> {
+    const template = await this.messages.templateBefore(turn.contact_id, turn.id);
+    if (!template) return null;
+    const campaign = await this.campaigns.sentWith(template.wamid);
+    return {
+      message_id: template.wamid,
+      template: { name: template.template_name, language: template.language },
+      campaign: campaign ? { id: campaign.id, name: campaign.name } : null,
+      sent_at: template.sent_at.toISOString(),
+    };
+  }
+
   /** One agent attempt; the parts to send when it answered with some. */
   private async callAgent(
     turn: ActiveTurn,
@@ -170,7 +185,13 @@ export class TurnRunner {
   ): Promise<TurnStep | QueuedTurnPart[]> {
     const messages = loaded?.messages ?? (await this.messages.ofTurn(turn.id));
     if (messages.length === 0) return this.end(turn, lease, 'skipped', 'its messages are gone');
-    const request = buildAgentRequest(turn.id, instance, contact, messages);
+    const request = buildAgentRequest(
+      turn.id,
+      instance,
+      contact,
+      messages,
+      await this.answering(turn),
+    );
     const settings = this.instances.agentSettings(instance);
     // One of the instance's few call slots, or the turn waits without holding a worker.
     const slot = await this.slots.take(turn.instance_id, turn.id);

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AgentModule } from '../agent/agent.module.js';
+import { CampaignsModule } from '../campaigns/campaigns.module.js';
 import { ContactsModule } from '../contacts/contacts.module.js';
 import { BUFFER_QUEUE, registerQueue } from '../queue/queues.js';
 import { InstancesModule } from '../instances/instances.module.js';
@@ -19,6 +20,7 @@ import { TurnsModule } from './turns.module.js';
     registerQueue(BUFFER_QUEUE),
     BufferModule,
     AgentModule,
+    CampaignsModule,
     ContactsModule,
     InstancesModule,
     MessagesModule,

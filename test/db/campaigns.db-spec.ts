@@ -90,6 +90,20 @@ describe('CampaignStore', () => {
     expect(await context.db.query('SELECT count(*)::int AS n FROM campaigns')).toEqual(before);
   });
 
+  it('sentWith: the campaign a sent wamid belongs to', async () => {
+    const instanceId = await insertInstance(context.db);
+    const campaign = await campaigns.create(fields(instanceId, { name: 'Natal' }), numbers(1, 900));
+    await campaigns.transition(campaign.id, ['draft'], 'running');
+    const [claimed] = await campaigns.claim(campaign.id, 'w', 1, 30);
+    await campaigns.markSending(campaign.id, claimed.seq, 'w', 30);
+    await campaigns.markSent(campaign.id, claimed.seq, `wamid.sw-${campaign.id}`);
+    expect(await campaigns.sentWith(`wamid.sw-${campaign.id}`)).toEqual({
+      id: campaign.id,
+      name: 'Natal',
+    });
+    expect(await campaigns.sentWith('wamid.none')).toBeNull();
+  });
+
   it('transition, startDue, running, stateOf: only from the allowed states; a due schedule runs', async () => {
     const instanceId = await insertInstance(context.db);
     const campaign = await campaigns.create(

@@ -489,6 +489,49 @@ describe('MessageStore', () => {
     });
   });
 
+  describe('templateBefore', () => {
+    it("is the contact's last template message before the turn, within 24 hours of it", async () => {
+      const instanceId = await insertInstance(context.db);
+      const number = '5511900000045';
+      const contactId = await newContact(instanceId, { waId: number });
+      const template = (name: string) =>
+        outbound(instanceId, number, {
+          type: 'template',
+          body: { template_name: name, language: 'pt_BR' },
+        });
+      const older = template('older_offer');
+      const answered = template('shipping_update');
+      await store.insertOutbound([older]);
+      await store.insertOutbound([answered]);
+      await store.insertOutbound([outbound(instanceId, number)]);
+      const question = inbound(number, contactId, { sentAt: new Date(), receivedAt: new Date() });
+      await store.insertInbound(instanceId, true, [question]);
+      const turnId = randomUUID();
+      await context.db.query('UPDATE messages SET turn_id = $1 WHERE wamid = $2', [
+        turnId,
+        question.wamid,
+      ]);
+      // A template sent after the turn's message is not what it answers.
+      await store.insertOutbound([template('later_one')]);
+
+      expect(await store.templateBefore(contactId, turnId)).toEqual({
+        wamid: answered.wamid,
+        template_name: 'shipping_update',
+        language: 'pt_BR',
+        sent_at: expect.any(Date),
+      });
+      // Sent more than a day before the customer wrote: answered no longer.
+      await context.db.query(
+        `UPDATE messages SET created_at = created_at - interval '25 hours'
+         WHERE wamid = ANY($1::text[])`,
+        [[older.wamid, answered.wamid]],
+      );
+      expect(await store.templateBefore(contactId, turnId)).toBeNull();
+      const other = await newContact(instanceId, { waId: '5511900000046' });
+      expect(await store.templateBefore(other, turnId)).toBeNull();
+    });
+  });
+
   describe('awaitingSpans', () => {
     it('is the first and last arrival of each contact with waiting messages, others left out', async () => {
       const instanceId = await insertInstance(context.db);
