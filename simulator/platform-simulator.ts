@@ -697,3 +697,17 @@ export function simulateThroughputUpgrade(
     }),
   );
 }
+
+/** The business portfolio's limits changed (`business_capability_update`, on the account's entry). */
+export function simulateBusinessCapability(
+  target: WebhookTarget,
+  maxDailyConversations: number | string,
+): Promise<number> {
+  return deliverSigned(
+    target,
+    envelope(target, 'business_capability_update', {
+      max_daily_conversations_per_business: maxDailyConversations,
+      max_phone_numbers_per_waba: 25,
+    }),
+  );
+}

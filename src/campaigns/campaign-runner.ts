@@ -26,6 +26,7 @@ import { TemplateStore } from '../templates/template.store.js';
 import type { CatalogueTemplate } from '../templates/template.types.js';
 import { TemplatesService } from '../templates/templates.service.js';
 import { CampaignStore, type ClaimedRecipient } from './campaign.store.js';
+import { DailyAllowance } from './daily-allowance.js';
 import type { Campaign, PauseReason } from './campaign.types.js';
 
 /** How often an idle worker looks for campaigns to send. */
@@ -97,6 +98,7 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
     private readonly contacts: ContactStore,
     private readonly pacer: SendPacer,
     private readonly parked: OutboundRecordQueue,
+    private readonly allowance: DailyAllowance,
     private readonly config: AppConfig,
   ) {}
 
@@ -159,7 +161,10 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
       await this.pause(campaign, reason);
       return false;
     }
-    const size = Math.max(1, Math.min(BATCH, Math.ceil(campaign.rate_per_s ?? BATCH)));
+    // The business's daily limit on new customers: what is left of the campaigns' share.
+    const allowance = await this.allowance.left(instance);
+    if (allowance <= 0) return false;
+    const size = Math.max(1, Math.min(BATCH, Math.ceil(campaign.rate_per_s ?? BATCH), allowance));
     const claimed = await this.store.claim(
       campaign.id,
       this.worker,
@@ -288,6 +293,7 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
       return;
     }
     await this.store.markSent(campaign.id, recipient.seq, wamid);
+    this.allowance.used(instance, 1);
     const record = {
       instanceId: instance.id,
       recipient: to,

@@ -151,6 +151,26 @@ export class CampaignStore {
     return count;
   }
 
+  /**
+   * How many recipients the campaigns of a business account's instances were
+   * sent to in the last 24 hours (campaigns that ended longer ago than that
+   * are not read).
+   */
+  async sentToday(channelAccountId: string): Promise<number> {
+    const [{ n }] = await rows<{ n: number }>(
+      this.db,
+      `SELECT count(*)::int AS n
+       FROM campaigns c
+       JOIN instances i ON i.id = c.instance_id
+       JOIN campaign_recipients r ON r.campaign_id = c.id
+         AND r.sent_at > now() - interval '24 hours'
+       WHERE i.channel_account_id = $1 AND c.state <> 'draft'
+         AND (c.finished_at IS NULL OR c.finished_at > now() - interval '24 hours')`,
+      [channelAccountId],
+    );
+    return n;
+  }
+
   /** The campaign a sent message belongs to, by its wamid; null when none sent it. */
   async sentWith(wamid: string): Promise<Pick<Campaign, 'id' | 'name'> | null> {
     const [found] = await rows<Pick<Campaign, 'id' | 'name'>>(

@@ -15,6 +15,7 @@ import {
 import { TemplatesService } from '../templates/templates.service.js';
 import { csvRows } from './campaign-csv.js';
 import { CampaignStore, type NewCampaign } from './campaign.store.js';
+import { DailyAllowance } from './daily-allowance.js';
 import {
   CAMPAIGN_ACTIONS,
   type Campaign,
@@ -117,6 +118,7 @@ export class CampaignsService {
   constructor(
     private readonly store: CampaignStore,
     private readonly templates: TemplatesService,
+    private readonly allowance: DailyAllowance,
   ) {}
 
   async create(instance: Instance, dto: CreateCampaignDto): Promise<CampaignDto> {
@@ -331,7 +333,7 @@ export class CampaignsService {
     );
     const page = found.slice(0, limit);
     return {
-      data: await Promise.all(page.map((campaign) => this.describe(campaign))),
+      data: await Promise.all(page.map((campaign) => this.describe(campaign, instance))),
       next_cursor:
         found.length > limit
           ? encodeCursor({ atMicros: page[page.length - 1].position, id: page[page.length - 1].id })
@@ -340,7 +342,7 @@ export class CampaignsService {
   }
 
   async get(instance: Instance, id: string): Promise<CampaignDto> {
-    return this.describe(await this.find(instance, id));
+    return this.describe(await this.find(instance, id), instance);
   }
 
   /** start, pause, resume or cancel; 409 when the campaign's state does not allow it. */
@@ -366,7 +368,7 @@ export class CampaignsService {
         [{ state: campaign.state }],
       );
     }
-    return this.describe(moved);
+    return this.describe(moved, instance);
   }
 
   async recipients(
@@ -402,7 +404,13 @@ export class CampaignsService {
     return campaign;
   }
 
-  private async describe(campaign: Campaign): Promise<CampaignDto> {
-    return CampaignDto.from(campaign, await this.store.progress(campaign));
+  private async describe(campaign: Campaign, instance?: Instance): Promise<CampaignDto> {
+    const progress = await this.store.progress(campaign);
+    const waiting =
+      instance &&
+      campaign.state === 'running' &&
+      progress.queued > 0 &&
+      (await this.allowance.left(instance)) <= 0;
+    return CampaignDto.from(campaign, progress, waiting ? 'daily_limit' : null);
   }
 }

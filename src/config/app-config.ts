@@ -537,6 +537,17 @@ export class AppConfig {
   @Max(3600, { message: 'CAMPAIGN_LEASE_S must be a whole number of seconds from 1 to 3600' })
   CAMPAIGN_LEASE_S = 60;
 
+  /**
+   * The share of the business's daily limit on new customers (the
+   * platform's business_capability_update) its campaigns may use in any 24
+   * hours; the rest stays for the conversations' own templates.
+   */
+  @Type(() => Number)
+  @IsNumber({}, { message: 'CAMPAIGN_DAILY_LIMIT_SHARE must be a number from 0 to 1' })
+  @Min(0, { message: 'CAMPAIGN_DAILY_LIMIT_SHARE must be a number from 0 to 1' })
+  @Max(1, { message: 'CAMPAIGN_DAILY_LIMIT_SHARE must be a number from 0 to 1' })
+  CAMPAIGN_DAILY_LIMIT_SHARE = 0.8;
+
   /** How long a handoff without `until` (or one the agent asked for) lasts. */
   @Type(() => Number)
   @IsNumber({}, { message: 'HANDOFF_DEFAULT_S must be a number of seconds from 1 to 2592000' })

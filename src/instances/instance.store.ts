@@ -22,6 +22,7 @@ export type NewInstance = Omit<
   | 'agent_typing_indicator'
   | 'send_rate'
   | 'marketing_messages'
+  | 'daily_limit'
 >;
 
 /** The columns a change may set. */
@@ -125,6 +126,17 @@ export class InstanceStore {
          AND send_rate IS DISTINCT FROM $2
        RETURNING *`,
       [digits, rate],
+    );
+  }
+
+  /** Sets the daily limit of every instance of a business account; those it changed. */
+  async setDailyLimit(channelAccountId: string, limit: number | null): Promise<Instance[]> {
+    return rows<Instance>(
+      this.db,
+      `UPDATE instances SET daily_limit = $2, updated_at = now()
+       WHERE channel_account_id = $1 AND daily_limit IS DISTINCT FROM $2
+       RETURNING *`,
+      [channelAccountId, limit],
     );
   }
 

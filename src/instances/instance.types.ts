@@ -36,6 +36,8 @@ export interface Instance {
   send_rate: number | null;
   /** Marketing templates of campaigns go through the platform's marketing messages endpoint. */
   marketing_messages: boolean;
+  /** The business's daily limit on customers it starts conversations with (business_capability_update); null: none known. */
+  daily_limit: number | null;
   created_at: Date;
   updated_at: Date;
 }

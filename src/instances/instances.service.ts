@@ -319,6 +319,13 @@ export class InstancesService implements OnApplicationBootstrap {
     return changed;
   }
 
+  /** The business's daily limit on new customers, on every instance of its account. */
+  async setDailyLimit(channelAccountId: string, limit: number | null): Promise<Instance[]> {
+    const changed = await this.instances.setDailyLimit(channelAccountId, limit);
+    for (const instance of changed) await this.invalidation.invalidate(INSTANCE_TOPIC, instance.id);
+    return changed;
+  }
+
   private async change(id: string, changes: InstanceChanges): Promise<Instance> {
     const saved = await this.instances.update(id, changes);
     if (!saved) throw new AppException('instance_not_found', `Instance ${id} not found`);

@@ -13,7 +13,7 @@ export interface WebhookEntry {
 
 export interface WebhookChange {
   field?: string;
-  value?: MessagesValue & TemplateStatusValue & NumberQualityValue;
+  value?: MessagesValue & TemplateStatusValue & NumberQualityValue & BusinessCapabilityValue;
 }
 
 export interface MessagesValue {
@@ -92,6 +92,26 @@ export interface NumberQualityValue {
   display_phone_number?: string;
   event?: string;
   current_limit?: string;
+}
+
+/** `business_capability_update`: the business portfolio's limits (the entry names its account). */
+export interface BusinessCapabilityValue {
+  max_daily_conversations_per_business?: number | string;
+  max_phone_numbers_per_waba?: number;
+}
+
+/**
+ * A daily limit as the platform writes it: a number, or a tier (`TIER_1K`,
+ * `TIER_250`, `TIER_UNLIMITED`); null for unlimited, undefined when unread.
+ */
+export function dailyLimitOf(value: unknown): number | null | undefined {
+  if (typeof value === 'number')
+    return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+  if (typeof value !== 'string') return undefined;
+  if (value === 'TIER_UNLIMITED') return null;
+  const tier = /^TIER_(\d+)(K?)$/.exec(value);
+  if (!tier) return undefined;
+  return Number(tier[1]) * (tier[2] ? 1000 : 1);
 }
 
 /** The rate the platform allows a number after its throughput upgrade. */

@@ -18,7 +18,7 @@ import type {
   TemplateStatusValue,
   WebhookEnvelope,
 } from '../platform/webhook-payload.js';
-import { TEMPLATE_FIELDS, UPGRADED_THROUGHPUT } from '../platform/webhook-payload.js';
+import { dailyLimitOf, TEMPLATE_FIELDS, UPGRADED_THROUGHPUT } from '../platform/webhook-payload.js';
 import { TemplateStore } from '../templates/template.store.js';
 import type { TemplateEvent } from '../templates/template.types.js';
 import type { DeliveryHandler } from '../webhook-stream/delivery-handler.js';
@@ -127,6 +127,7 @@ export class InboundService implements DeliveryHandler {
     };
     const work = new Map<string, InstanceWork>();
     const upgrades: string[] = [];
+    const limits = new Map<string, number | null>();
     const templateEvents: Array<{
       entry: { id?: unknown; time?: unknown };
       field: (typeof TEMPLATE_FIELDS)[number];
@@ -154,6 +155,9 @@ export class InboundService implements DeliveryHandler {
             typeof change.value.display_phone_number === 'string'
           ) {
             upgrades.push(change.value.display_phone_number);
+          } else if (change?.field === 'business_capability_update' && change.value) {
+            const limit = dailyLimitOf(change.value.max_daily_conversations_per_business);
+            if (typeof entry.id === 'string' && limit !== undefined) limits.set(entry.id, limit);
           } else if (isTemplateField(change?.field) && change.value) {
             templateEvents.push({ entry, field: change.field, value: change.value, receivedAt });
           }
@@ -175,6 +179,15 @@ export class InboundService implements DeliveryHandler {
         this.logger.log(
           { instanceIds: raised.map((instance) => instance.id), rate: UPGRADED_THROUGHPUT },
           'the platform upgraded the throughput of a number',
+        );
+      }
+    }
+    for (const [account, limit] of limits) {
+      const changed = await this.instances.setDailyLimit(account, limit);
+      if (changed.length > 0) {
+        this.logger.log(
+          { instanceIds: changed.map((instance) => instance.id), dailyLimit: limit },
+          "the platform changed the business's daily limit on new customers",
         );
       }
     }

@@ -104,6 +104,30 @@ describe('CampaignStore', () => {
     expect(await campaigns.sentWith('wamid.none')).toBeNull();
   });
 
+  it("sentToday: the business account's campaign sends of the last 24 hours", async () => {
+    const account = `acct-${randomUUID().slice(0, 8)}`;
+    const instanceId = await insertInstance(context.db);
+    await context.db.query('UPDATE instances SET channel_account_id = $2 WHERE id = $1', [
+      instanceId,
+      account,
+    ]);
+    const campaign = await campaigns.create(fields(instanceId), numbers(3, 950));
+    await campaigns.transition(campaign.id, ['draft'], 'running');
+    const claimed = await campaigns.claim(campaign.id, 'w', 3, 30);
+    for (const r of claimed) {
+      await campaigns.markSending(campaign.id, r.seq, 'w', 30);
+      await campaigns.markSent(campaign.id, r.seq, `wamid.st${r.seq}-${campaign.id}`);
+    }
+    expect(await campaigns.sentToday(account)).toBe(3);
+    await context.db.query(
+      `UPDATE campaign_recipients SET sent_at = now() - interval '25 hours'
+       WHERE campaign_id = $1 AND seq = $2`,
+      [campaign.id, claimed[0].seq],
+    );
+    expect(await campaigns.sentToday(account)).toBe(2);
+    expect(await campaigns.sentToday('another-account')).toBe(0);
+  });
+
   it('transition, startDue, running, stateOf: only from the allowed states; a due schedule runs', async () => {
     const instanceId = await insertInstance(context.db);
     const campaign = await campaigns.create(

@@ -73,6 +73,26 @@ describe('InstanceStore', () => {
     expect((await instances.findById(other.id))?.send_rate).toBeNull();
   });
 
+  it('setDailyLimit: every instance of the business account, once; unlimited is null', async () => {
+    const account = `acct-${randomUUID()}`;
+    const a = await instances.insert(newInstance({ channel_account_id: account }));
+    const b = await instances.insert(newInstance({ channel_account_id: account }));
+    const other = await instances.insert(newInstance());
+    const changed = await instances.setDailyLimit(account, 2000);
+    expect(changed.map((instance) => [instance.id, instance.daily_limit]).sort()).toEqual(
+      [
+        [a.id, 2000],
+        [b.id, 2000],
+      ].sort(),
+    );
+    expect(await instances.setDailyLimit(account, 2000)).toEqual([]);
+    expect((await instances.findById(other.id))?.daily_limit).toBeNull();
+    expect((await instances.setDailyLimit(account, null)).map((i) => i.daily_limit)).toEqual([
+      null,
+      null,
+    ]);
+  });
+
   it('inserts an instance with the defaults, and refuses a second one for the number', async () => {
     const fields = newInstance();
     const created = await instances.insert(fields);
@@ -85,6 +105,7 @@ describe('InstanceStore', () => {
       agent_buffer_delay_s: null,
       agent_buffer_max_wait_s: null,
       agent_typing_indicator: null,
+      daily_limit: null,
       created_at: expect.any(Date),
     });
     const again = instances.insert(newInstance({ phone_number_id: fields.phone_number_id }));

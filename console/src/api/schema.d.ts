@@ -1487,6 +1487,11 @@ export interface components {
             send_rate: number;
             /** @description Campaigns of marketing templates go through the platform's marketing messages endpoint */
             marketing_messages: boolean;
+            /**
+             * @description The business's daily limit on customers it starts conversations with, as the platform's business_capability_update last said (null: none known); campaigns keep a share of it free for conversations (CAMPAIGN_DAILY_LIMIT_SHARE)
+             * @example 2000
+             */
+            daily_limit: number | null;
         };
         UpdateAgentSettingsDto: {
             /** @description false: the agent never answers this number */
@@ -2942,6 +2947,11 @@ export interface components {
             state: "draft" | "scheduled" | "running" | "paused" | "completed" | "cancelled";
             /** @description Why it paused: requested, token_rejected, instance_inactive, template_paused, template_disabled, template_not_approved, template_not_found, template_category_changed */
             pause_reason: string | null;
+            /**
+             * @description Running but waiting: daily_limit while the campaigns' share of the business's daily limit on new customers is used up (it goes on as the 24 hours roll)
+             * @example null
+             */
+            waiting_for: string | null;
             template: components["schemas"]["CampaignTemplateDto"];
             /** Format: date-time */
             start_at: string | null;

@@ -254,6 +254,14 @@ export class CampaignDto {
       'Why it paused: requested, token_rejected, instance_inactive, template_paused, template_disabled, template_not_approved, template_not_found, template_category_changed',
   })
   pause_reason: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: null,
+    description:
+      "Running but waiting: daily_limit while the campaigns' share of the business's daily limit on new customers is used up (it goes on as the 24 hours roll)",
+  })
+  waiting_for: string | null;
   @ApiProperty({ type: CampaignTemplateDto }) template: CampaignTemplateDto;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) start_at: string | null;
   @ApiProperty({ type: Number, nullable: true }) rate_per_s: number | null;
@@ -267,12 +275,17 @@ export class CampaignDto {
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) started_at: string | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) finished_at: string | null;
 
-  static from(campaign: Campaign, progress: CampaignProgress): CampaignDto {
+  static from(
+    campaign: Campaign,
+    progress: CampaignProgress,
+    waitingFor: string | null = null,
+  ): CampaignDto {
     return {
       id: campaign.id,
       name: campaign.name,
       state: campaign.state,
       pause_reason: campaign.pause_reason,
+      waiting_for: waitingFor,
       template: {
         id: campaign.template_id,
         name: campaign.template_name,

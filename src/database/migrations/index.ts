@@ -27,6 +27,7 @@ import { TemplateCatalogue1795683564126 } from './1795683564126-template-catalog
 import { Campaigns1795685448338 } from './1795685448338-campaigns.js';
 import { InstanceSending1795688380062 } from './1795688380062-instance-sending.js';
 import { CampaignRecipientAddresses1795696949841 } from './1795696949841-campaign-recipient-addresses.js';
+import { BusinessDailyLimit1795697552301 } from './1795697552301-business-daily-limit.js';
 import { TemplateChanges1795684767652 } from './1795684767652-template-changes.js';
 import { CampaignEvents1795685817560 } from './1795685817560-campaign-events.js';
 
@@ -67,4 +68,5 @@ export const MIGRATIONS = [
   CampaignEvents1795685817560,
   InstanceSending1795688380062,
   CampaignRecipientAddresses1795696949841,
+  BusinessDailyLimit1795697552301,
 ];

@@ -97,12 +97,21 @@ export class InstanceDetailDto extends InstanceListItemDto {
       "Campaigns of marketing templates go through the platform's marketing messages endpoint",
   })
   marketing_messages: boolean;
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    example: 2000,
+    description:
+      "The business's daily limit on customers it starts conversations with, as the platform's business_capability_update last said (null: none known); campaigns keep a share of it free for conversations (CAMPAIGN_DAILY_LIMIT_SHARE)",
+  })
+  daily_limit: number | null;
 
   static override from(instance: Instance, defaultRate = 80): InstanceDetailDto {
     return {
       ...InstanceListItemDto.from(instance),
       send_rate: instance.send_rate ?? defaultRate,
       marketing_messages: instance.marketing_messages,
+      daily_limit: instance.daily_limit,
       business_id: instance.business_id,
       platform_app_id: instance.platform_app_id,
       webhook_verify_token: instance.webhook_verify_token,
