@@ -157,7 +157,7 @@ describe('template catalogue', () => {
       parameters: [
         { component: 'header', kind: 'text', names: ['1'], examples: ['#1042'] },
         { component: 'body', kind: 'text', names: ['1', '2'], examples: ['Maria', '2 dias'] },
-        { component: 'button', index: 0, kind: 'text', names: ['1'], examples: [] },
+        { component: 'button', index: 0, kind: 'text', names: ['1'], examples: ['1042'] },
       ],
     });
     const sale = await byName('autumn_sale', 'pt_BR');
@@ -453,6 +453,155 @@ describe('template catalogue', () => {
         },
       ]);
       expect(context.platform.sentMessages()).toHaveLength(sentBefore);
+    });
+
+    it("fills an authentication code's button, a copy-code button's coupon and a flow button's action as the platform takes them", async () => {
+      context.platform.templates(ACCOUNT).push(
+        {
+          id: '880000000000001',
+          name: 'login_code',
+          language: 'pt_BR',
+          status: 'APPROVED',
+          category: 'AUTHENTICATION',
+          components: [
+            { type: 'BODY', text: '*{{1}}* é seu código de verificação.' },
+            {
+              type: 'BUTTONS',
+              buttons: [{ type: 'OTP', otp_type: 'COPY_CODE', text: 'Copiar código' }],
+            },
+          ],
+        },
+        {
+          id: '880000000000002',
+          name: 'coupon_offer',
+          language: 'pt_BR',
+          status: 'APPROVED',
+          category: 'MARKETING',
+          components: [
+            { type: 'BODY', text: 'Oi {{1}}, seu cupom:', example: { body_text: [['Ana']] } },
+            {
+              type: 'BUTTONS',
+              buttons: [
+                { type: 'QUICK_REPLY', text: 'Parar' },
+                { type: 'COPY_CODE', example: 'OUTONO25' },
+                { type: 'FLOW', text: 'Agendar', flow_id: '1234' },
+              ],
+            },
+          ],
+        },
+      );
+      expect((await api('POST', '/templates/sync')).status).toBe(200);
+      const coupon = (await all('&name=coupon_offer'))[0];
+      expect(coupon.parameters).toEqual([
+        { component: 'body', kind: 'text', names: ['1'], examples: ['Ana'] },
+        {
+          component: 'button',
+          index: 1,
+          kind: 'coupon_code',
+          names: ['1'],
+          examples: ['OUTONO25'],
+        },
+      ]);
+
+      // The code goes in the body and as the code button's text; missing, it is named.
+      const noButton = await send({
+        template_name: 'login_code',
+        language: 'pt_BR',
+        components: [{ type: 'body', parameters: [{ type: 'text', text: '482913' }] }],
+      });
+      expect(noButton.status).toBe(400);
+      expect(noButton.body.details).toEqual([
+        {
+          field: 'components',
+          message: `the template's button 0 takes 1 parameter ({{1}}): add a button component with index "0"`,
+        },
+      ]);
+      const code = await send({
+        template_name: 'login_code',
+        language: 'pt_BR',
+        components: [
+          { type: 'body', parameters: [{ type: 'text', text: '482913' }] },
+          {
+            type: 'button',
+            sub_type: 'url',
+            index: '0',
+            parameters: [{ type: 'text', text: '482913' }],
+          },
+        ],
+      });
+      expect(code.status).toBe(200);
+
+      const wrongCoupon = await send({
+        template_name: 'coupon_offer',
+        language: 'pt_BR',
+        components: [
+          { type: 'body', parameters: [{ type: 'text', text: 'Ana' }] },
+          {
+            type: 'button',
+            sub_type: 'copy_code',
+            index: '1',
+            parameters: [{ type: 'text', text: 'X' }],
+          },
+        ],
+      });
+      expect(wrongCoupon.status).toBe(400);
+      expect(wrongCoupon.body.details).toEqual([
+        {
+          field: 'components[1].parameters',
+          message: 'the button 1 takes one coupon_code parameter',
+        },
+      ]);
+      const offer = await send({
+        template_name: 'coupon_offer',
+        language: 'pt_BR',
+        components: [
+          { type: 'body', parameters: [{ type: 'text', text: 'Ana' }] },
+          {
+            type: 'button',
+            sub_type: 'copy_code',
+            index: '1',
+            parameters: [{ type: 'coupon_code', coupon_code: 'OUTONO25' }],
+          },
+          {
+            type: 'button',
+            sub_type: 'flow',
+            index: '2',
+            parameters: [
+              { type: 'action', action: { flow_token: 'visit-9', flow_action_data: { a: '1' } } },
+            ],
+          },
+        ],
+      });
+      expect(offer.status).toBe(200);
+      const [sentCode, sentOffer] = context.platform.sentMessages().slice(-2) as Array<{
+        template: { components: unknown[] };
+      }>;
+      expect(sentCode.template.components).toEqual([
+        { type: 'body', parameters: [{ type: 'text', text: '482913' }] },
+        {
+          type: 'button',
+          sub_type: 'url',
+          index: '0',
+          parameters: [{ type: 'text', text: '482913' }],
+        },
+      ]);
+      expect(sentOffer.template.components).toEqual([
+        { type: 'body', parameters: [{ type: 'text', text: 'Ana' }] },
+        {
+          type: 'button',
+          sub_type: 'copy_code',
+          index: '1',
+          parameters: [{ type: 'coupon_code', coupon_code: 'OUTONO25' }],
+        },
+        {
+          type: 'button',
+          sub_type: 'flow',
+          index: '2',
+          parameters: [
+            { type: 'action', action: { flow_token: 'visit-9', flow_action_data: { a: '1' } } },
+          ],
+        },
+      ]);
     });
 
     it('sends what fits, and a template the catalogue does not know as asked', async () => {

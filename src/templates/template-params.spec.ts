@@ -1,5 +1,6 @@
 import {
   checkSendComponents,
+  componentsFor,
   parameterFormatOf,
   placeholders,
   renderTemplate,
@@ -118,5 +119,59 @@ describe('renderTemplate', () => {
         },
       ]).body,
     ).toBe('Ana pays R$ 5');
+  });
+});
+
+describe('componentsFor', () => {
+  const offer = [
+    { type: 'BODY', text: 'Oi {{1}}' },
+    {
+      type: 'BUTTONS',
+      buttons: [
+        { type: 'OTP', otp_type: 'COPY_CODE', text: 'Copy' },
+        { type: 'COPY_CODE', example: 'OUTONO25' },
+      ],
+    },
+  ];
+
+  it("fills a code button as a URL button's text and a copy-code button with its coupon", () => {
+    const slots = templateSlots(offer);
+    const components = componentsFor(slots, 'positional', [], {
+      '1': 'Ana',
+      'button.0': '482913',
+      'button.1': 'OUTONO25',
+    });
+    expect(components).toEqual([
+      { type: 'body', parameters: [{ type: 'text', text: 'Ana' }] },
+      {
+        type: 'button',
+        sub_type: 'url',
+        index: '0',
+        parameters: [{ type: 'text', text: '482913' }],
+      },
+      {
+        type: 'button',
+        sub_type: 'copy_code',
+        index: '1',
+        parameters: [{ type: 'coupon_code', coupon_code: 'OUTONO25' }],
+      },
+    ]);
+    expect(checkSendComponents(slots, 'positional', components)).toEqual([]);
+    expect(
+      checkSendComponents(
+        slots,
+        'positional',
+        componentsFor(slots, 'positional', [], { '1': 'A' }),
+      ),
+    ).toEqual([
+      {
+        field: 'components',
+        message: `the template's button 0 takes 1 parameter ({{1}}): add a button component with index "0"`,
+      },
+      {
+        field: 'components',
+        message: `the template's button 1 takes a coupon_code parameter: add a button component with index "1"`,
+      },
+    ]);
   });
 });

@@ -15,6 +15,8 @@ export interface SendParameter {
   currency?: { fallback_value?: unknown };
   date_time?: { fallback_value?: unknown };
   payload?: string;
+  coupon_code?: string;
+  action?: Record<string, unknown>;
 }
 
 /** One component of a template send. */
@@ -30,8 +32,11 @@ export interface TemplateSlot {
   component: 'header' | 'body' | 'button';
   /** A button's position. */
   index?: number;
-  /** `text` (variables), or the header's media type. */
-  kind: 'text' | 'image' | 'video' | 'document';
+  /**
+   * `text` (variables), the header's media type, or a copy-code button's
+   * `coupon_code`.
+   */
+  kind: 'text' | 'image' | 'video' | 'document' | 'coupon_code';
   /** The variables in order: '1', '2' or names; empty for a media header. */
   names: string[];
 }
@@ -91,8 +96,13 @@ export function templateSlots(components: PlatformTemplateComponent[]): Template
     } else if (type === 'BUTTONS') {
       (component.buttons ?? []).forEach((button, index) => {
         const url = typeof button.url === 'string' ? button.url : '';
-        if (String(button.type).toUpperCase() === 'URL' && placeholders(url).length > 0) {
+        const buttonType = String(button.type).toUpperCase();
+        // A URL with a variable, and an authentication template's code button
+        // (the code goes as a URL button's text): one text parameter each.
+        if ((buttonType === 'URL' && placeholders(url).length > 0) || buttonType === 'OTP') {
           slots.push({ component: 'button', index, kind: 'text', names: ['1'] });
+        } else if (buttonType === 'COPY_CODE') {
+          slots.push({ component: 'button', index, kind: 'coupon_code', names: ['1'] });
         }
       });
     }
@@ -135,7 +145,7 @@ export function checkSendComponents(
       const wants =
         slot.kind === 'text'
           ? `${slot.names.length} parameter${slot.names.length === 1 ? '' : 's'} (${slot.names.map(variable).join(', ')})`
-          : `an ${slot.kind} parameter`;
+          : `${slot.kind === 'coupon_code' ? 'a' : 'an'} ${slot.kind} parameter`;
       errors.push({
         field: 'components',
         message: `the template's ${label} takes ${wants}: add a ${slot.component} component${slot.component === 'button' ? ` with index "${slot.index}"` : ''}`,
@@ -175,7 +185,11 @@ export function checkSendComponents(
   }
   components.forEach((component, at) => {
     if (component.type === 'footer' || (component.parameters ?? []).length === 0) return;
-    if (component.type === 'button' && !component.parameters?.some((p) => p.type !== 'payload')) {
+    // A quick reply's payload and a flow button's action fill no variable: they go as given.
+    if (
+      component.type === 'button' &&
+      !component.parameters?.some((p) => p.type !== 'payload' && p.type !== 'action')
+    ) {
       return;
     }
     const filled = slots.some(
@@ -318,6 +332,15 @@ export function componentsFor(
           );
     // Own keys only: a variable named like an Object method is not filled by it.
     const given = keys.map((key) => (Object.hasOwn(values, key) ? values[key] : undefined));
+    if (slot.kind === 'coupon_code' && given[0] !== undefined) {
+      components.push({
+        type: 'button',
+        sub_type: 'copy_code',
+        index: String(slot.index),
+        parameters: [{ type: 'coupon_code', coupon_code: given[0] }],
+      });
+      continue;
+    }
     if (slot.kind === 'text' && given.every((value) => value !== undefined)) {
       const parameters: SendParameter[] = given.map((text, i) => ({
         type: 'text',

@@ -2085,11 +2085,26 @@ export interface components {
              * @example text
              * @enum {string}
              */
-            type: "text" | "currency" | "date_time" | "image" | "document" | "video" | "payload";
+            type: "text" | "currency" | "date_time" | "image" | "document" | "video" | "payload" | "coupon_code" | "action";
             /** @example Maria */
             text?: string;
             /** @description Quick-reply button payload */
             payload?: string;
+            /**
+             * @description For type coupon_code: a copy-code button's code (up to 15 characters)
+             * @example OUTONO25
+             */
+            coupon_code?: string;
+            /**
+             * @description For type action: a flow button's flow_token and flow_action_data, passed as given
+             * @example {
+             *       "flow_token": "order-1042",
+             *       "flow_action_data": {
+             *         "order": "1042"
+             *       }
+             *     }
+             */
+            action?: Record<string, never>;
             /** @description Named parameter (templates with named variables) */
             parameter_name?: string;
             /** @description For type currency; passed to the platform as given */
@@ -2652,7 +2667,7 @@ export interface components {
             /** @description A button's position */
             index?: number;
             /** @enum {string} */
-            kind: "text" | "image" | "video" | "document";
+            kind: "text" | "image" | "video" | "document" | "coupon_code";
             /**
              * @description The variables a send gives, in order ('1', '2', or names)
              * @example [
@@ -2846,7 +2861,7 @@ export interface components {
              */
             recipient?: string;
             /**
-             * @description The template's variables for this recipient: `1`, `2`… (or names) for the body, `header.1` (or `header.name`) for the header, `button.0` for a URL button
+             * @description The template's variables for this recipient: `1`, `2`… (or names) for the body, `header.1` (or `header.name`) for the header, `button.0` for a URL button, a code button or a copy-code button (its coupon)
              * @example {
              *       "1": "Maria",
              *       "2": "2 dias",

@@ -74,7 +74,7 @@ export class CampaignRecipientDto {
     example: { '1': 'Maria', '2': '2 dias', 'header.1': '#1042', 'button.0': '1042' },
     description:
       "The template's variables for this recipient: `1`, `2`… (or names) for the body, " +
-      '`header.1` (or `header.name`) for the header, `button.0` for a URL button',
+      '`header.1` (or `header.name`) for the header, `button.0` for a URL button, a code button or a copy-code button (its coupon)',
   })
   @IsOptional()
   @IsTextMap()

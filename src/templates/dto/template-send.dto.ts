@@ -23,6 +23,8 @@ export const TEMPLATE_PARAMETER_TYPES = [
   'document',
   'video',
   'payload',
+  'coupon_code',
+  'action',
 ] as const;
 
 /**
@@ -67,6 +69,24 @@ export class TemplateParameterDto {
   @IsString({ message: 'must be a string' })
   @Length(1, 1000, { message: 'must be 1 to 1000 characters' })
   payload?: string;
+
+  @ApiPropertyOptional({
+    example: 'OUTONO25',
+    description: "For type coupon_code: a copy-code button's code (up to 15 characters)",
+  })
+  @IsOptional()
+  @IsString({ message: 'must be a string' })
+  @Length(1, 15, { message: 'must be 1 to 15 characters' })
+  coupon_code?: string;
+
+  @ApiPropertyOptional({
+    example: { flow_token: 'order-1042', flow_action_data: { order: '1042' } },
+    description:
+      "For type action: a flow button's flow_token and flow_action_data, passed as given",
+  })
+  @IsOptional()
+  @IsObject({ message: 'must be an object' })
+  action?: Record<string, unknown>;
 
   @ApiPropertyOptional({ description: 'Named parameter (templates with named variables)' })
   @IsOptional()

@@ -227,7 +227,7 @@ export class CreateTemplateDto extends InstanceScopedDto {
 export class TemplateSlotDto {
   @ApiProperty({ enum: ['header', 'body', 'button'] }) component: string;
   @ApiPropertyOptional({ type: 'integer', description: "A button's position" }) index?: number;
-  @ApiProperty({ enum: ['text', 'image', 'video', 'document'] }) kind: string;
+  @ApiProperty({ enum: ['text', 'image', 'video', 'document', 'coupon_code'] }) kind: string;
   @ApiProperty({
     type: [String],
     example: ['1', '2'],
@@ -240,6 +240,19 @@ export class TemplateSlotDto {
 
 /** A variable's example values as the template's components give them. */
 function examplesOf(template: CatalogueTemplate, slot: TemplateSlot): string[] {
+  if (slot.component === 'button') {
+    // A button's example is its own (a URL's full example, or the coupon code).
+    const buttons = (template.components ?? []).find(
+      (candidate) => String(candidate.type).toUpperCase() === 'BUTTONS',
+    )?.buttons;
+    const button = buttons?.[slot.index ?? -1];
+    const example = button?.example;
+    const first = asText(Array.isArray(example) ? (example as unknown[])[0] : example);
+    if (!first) return [];
+    // A URL's example is the whole URL: what a send fills is the part after the fixed prefix.
+    const prefix = asText(button?.url).split('{{')[0];
+    return [prefix && first.startsWith(prefix) ? first.slice(prefix.length) : first];
+  }
   const component = (template.components ?? []).find(
     (candidate) => String(candidate.type).toUpperCase() === slot.component.toUpperCase(),
   );
