@@ -35,10 +35,43 @@ const POLL_MS = 500;
 const ERROR_WAIT_MS = 5000;
 /** Recipients a worker takes at a time (fewer when the campaign's rate is low). */
 const BATCH = 100;
+/** Campaigns a worker sends at once, each on its own. */
+const PARALLEL_CAMPAIGNS = 8;
 /** Sends of one campaign a worker has in flight at once. */
 const CONCURRENCY = 16;
 /** How long a worker trusts the campaign's state it read (a pause takes effect within this). */
 const STATE_TTL_MS = 250;
+/**
+ * Failed tries after which a recipient ends failed (`retries_exhausted`).
+ * Not counted: the platform unreachable or saying it is unavailable
+ * (131016), or throttling the whole number: those only hold the campaign
+ * back, however long they last.
+ */
+const MAX_ATTEMPTS = 10;
+/**
+ * The longest a recipient, or a campaign the platform takes nothing of, waits
+ * to be tried again (each wait starts at PLATFORM_RETRY_DELAY_MS, doubling).
+ */
+const MAX_RECIPIENT_WAIT_S = 300;
+const MAX_CAMPAIGN_WAIT_MS = 60_000;
+
+/** The platform throttling the whole number (or app): no recipient's fault. */
+const NUMBER_THROTTLES: ReadonlySet<number> = new Set([4, 80007, 130429]);
+/** The platform's own "service unavailable": an outage, not the recipient. */
+const PLATFORM_UNAVAILABLE_CODE = 131016;
+
+/** What one batch came to: the sends that went, the recipients put back for later. */
+interface BatchTally {
+  sent: number;
+  retried: Array<{
+    seq: number;
+    code: number | null;
+    message: string | null;
+    retryInS: number;
+    /** Whether it counts against the recipient (not when the whole number was throttled). */
+    counts: boolean;
+  }>;
+}
 
 /** The platform's codes that pause a campaign, and why. */
 const PAUSING_CODES: Record<number, PauseReason> = {
@@ -88,6 +121,12 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
   private readonly stopping = new AbortController();
   private loop?: Promise<void>;
   private readonly states = new Map<string, { state: string; at: number }>();
+  /** The batch each campaign has going in this worker. */
+  private readonly active = new Map<string, Promise<void>>();
+  /** Ends the loop's wait: a batch sent something, its campaign may go on. */
+  private wakeUp?: () => void;
+  /** Campaigns the platform took nothing of lately, not tried again before `until`. */
+  private readonly holds = new Map<string, { until: number; waitMs: number }>();
 
   constructor(
     private readonly store: CampaignStore,
@@ -120,6 +159,7 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
     let recoveredAt = 0;
     while (!this.stopped) {
       let wait = POLL_MS;
+      const woken = new Promise<void>((resolve) => (this.wakeUp = resolve));
       try {
         await this.store.startDue();
         // Leases run out no sooner than this: looking more often finds nothing.
@@ -131,22 +171,50 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
           }
         }
         for (const campaign of await this.store.running()) {
-          if (this.stopped) break;
-          if (await this.runBatch(campaign)) wait = 0;
+          if (this.stopped || this.active.size >= PARALLEL_CAMPAIGNS) break;
+          if (!this.active.has(campaign.id)) this.start(campaign);
         }
       } catch (error) {
         // The database or Redis away: look again a little later.
         wait = ERROR_WAIT_MS;
         this.logger.warn({ err: (error as Error).message }, 'campaign round failed');
       }
-      if (wait > 0) {
-        await sleep(wait, undefined, { signal: this.stopping.signal }).catch(() => undefined);
-      }
+      // Until a batch that sent ends (its campaign goes on at once) or the wait is over.
+      await Promise.race([
+        woken,
+        sleep(wait, undefined, { signal: this.stopping.signal }).catch(() => undefined),
+      ]);
     }
+    await Promise.allSettled(this.active.values());
+  }
+
+  /**
+   * Runs one batch of a campaign beside the others': a campaign that waits
+   * (a low rate, a slow platform) holds up no other.
+   */
+  private start(campaign: Campaign): void {
+    const batch = this.runBatch(campaign)
+      .then(
+        (sent) => {
+          if (sent) this.wakeUp?.();
+        },
+        (error: unknown) => {
+          // The database or Redis away: this campaign waits a little.
+          this.holds.set(campaign.id, { until: Date.now() + ERROR_WAIT_MS, waitMs: ERROR_WAIT_MS });
+          this.logger.warn(
+            { campaignId: campaign.id, err: (error as Error).message },
+            'campaign batch failed',
+          );
+        },
+      )
+      .finally(() => this.active.delete(campaign.id));
+    this.active.set(campaign.id, batch);
   }
 
   /** One batch of a campaign; whether it sent (or settled) anything. */
   private async runBatch(campaign: Campaign): Promise<boolean> {
+    const hold = this.holds.get(campaign.id);
+    if (hold && Date.now() < hold.until) return false;
     const instance = await this.instances.findById(campaign.instance_id);
     if (!instance?.is_active) {
       await this.pause(campaign, 'instance_inactive');
@@ -187,6 +255,7 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
     // The category the template has now decides where marketing goes.
     const marketing = template!.category === 'MARKETING';
     const left = [...claimed];
+    const tally: BatchTally = { sent: 0, retried: [] };
     let stop = false;
     // A few sends in flight at once: the pacer, not one call's round trip, sets the rate.
     const lane = async () => {
@@ -211,7 +280,7 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
           recipient.parameters ?? {},
         );
         try {
-          await this.sendOne(instance, campaign, recipient, components, marketing);
+          await this.sendOne(instance, campaign, recipient, components, marketing, tally);
         } catch (error) {
           stop = true;
           // Not sent: released with the rest (a no-op when it was put back already).
@@ -234,9 +303,41 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
         left.map((recipient) => recipient.seq),
         this.worker,
       );
+      await this.settle(campaign, tally);
     }
     await this.store.touch(campaign.id);
     return true;
+  }
+
+  /**
+   * After a batch: each recipient put back counts a failed try (not for an
+   * outage or a throttled number); a batch the platform took nothing of
+   * holds the campaign back, longer each time, rather than trying the next
+   * recipients at once.
+   */
+  private async settle(campaign: Campaign, tally: BatchTally): Promise<void> {
+    const counted = tally.retried.filter((retry) => retry.counts);
+    if (counted.length > 0) {
+      const ended = await this.store.countAttempts(
+        campaign.id,
+        counted.map(({ seq, code, message }) => ({ seq, code, message })),
+        MAX_ATTEMPTS,
+      );
+      if (ended > 0) {
+        this.logger.warn(
+          { campaignId: campaign.id, ended },
+          'campaign recipients failed: retries exhausted',
+        );
+      }
+    }
+    if (tally.sent > 0 || tally.retried.length === 0) {
+      this.holds.delete(campaign.id);
+      return;
+    }
+    const previous = this.holds.get(campaign.id)?.waitMs ?? this.config.PLATFORM_RETRY_DELAY_MS / 2;
+    const asked = Math.max(...tally.retried.map((retry) => retry.retryInS)) * 1000;
+    const waitMs = Math.min(MAX_CAMPAIGN_WAIT_MS, Math.max(previous * 2, asked));
+    this.holds.set(campaign.id, { until: Date.now() + waitMs, waitMs });
   }
 
   /** Sends to one recipient; throws BatchStop when the campaign or the number must stop. */
@@ -246,6 +347,7 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
     recipient: ClaimedRecipient,
     components: SendComponent[],
     marketing: boolean,
+    tally: BatchTally,
   ): Promise<void> {
     const to: Recipient = recipient.to_number
       ? { to: recipient.to_number }
@@ -289,10 +391,11 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
       if (!marked)
         throw this.stopped || error instanceof BatchStop ? new BatchStop('not sent') : error;
       if (!(error instanceof PlatformError)) throw error;
-      await this.failed(instance, campaign, recipient, error);
+      await this.failed(instance, campaign, recipient, error, tally);
       return;
     }
     await this.store.markSent(campaign.id, recipient.seq, wamid);
+    tally.sent++;
     this.allowance.used(instance, 1);
     const record = {
       instanceId: instance.id,
@@ -322,6 +425,7 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
     campaign: Campaign,
     recipient: ClaimedRecipient,
     error: PlatformError,
+    tally: BatchTally,
   ): Promise<void> {
     const { failure } = error;
     if (failure.mayHaveBeenSent) {
@@ -333,17 +437,34 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
     const pause =
       failure.platformCode === undefined ? undefined : PAUSING_CODES[failure.platformCode];
     const retry = failure.kind !== 'rejected' || pause !== undefined;
-    if (retry) {
+    if (pause) {
       await this.store.requeue(campaign.id, recipient.seq);
-      if (pause) {
-        if (pause.startsWith('template_')) await this.templates.requestSync(instance);
-        await this.pause(campaign, pause);
-      } else {
-        await sleep((failure.retryAfterSeconds ?? 1) * 1000, undefined, {
-          signal: this.stopping.signal,
-        }).catch(() => undefined);
-      }
-      throw new BatchStop(pause ?? failure.kind);
+      if (pause.startsWith('template_')) await this.templates.requestSync(instance);
+      await this.pause(campaign, pause);
+      throw new BatchStop(pause);
+    }
+    if (retry) {
+      // Later, and behind the rest of the list: one recipient the platform
+      // will not take must not hold up the others.
+      const retryInS = Math.max(
+        failure.retryAfterSeconds ?? 0,
+        Math.min(
+          MAX_RECIPIENT_WAIT_S,
+          (this.config.PLATFORM_RETRY_DELAY_MS / 1000) * 2 ** recipient.attempts,
+        ),
+      );
+      await this.store.requeue(campaign.id, recipient.seq, retryInS);
+      tally.retried.push({
+        seq: recipient.seq,
+        code: failure.platformCode ?? null,
+        message: failure.platformMessage ?? error.message,
+        retryInS,
+        counts:
+          failure.platformCode !== undefined &&
+          failure.platformCode !== PLATFORM_UNAVAILABLE_CODE &&
+          !NUMBER_THROTTLES.has(failure.platformCode),
+      });
+      throw new BatchStop(failure.kind);
     }
     await this.store.finish(campaign.id, recipient.seq, 'failed', 'platform_rejected', {
       code: failure.platformCode,

@@ -33,7 +33,7 @@ export interface NewCampaign {
 /** A recipient a worker took, to send to. */
 export type ClaimedRecipient = Pick<
   CampaignRecipient,
-  'campaign_id' | 'seq' | 'to_number' | 'user_id' | 'parameters'
+  'campaign_id' | 'seq' | 'to_number' | 'user_id' | 'parameters' | 'attempts'
 >;
 
 /** The only home of SQL on `campaigns` and `campaign_recipients`. */
@@ -322,12 +322,13 @@ export class CampaignStore {
       `WITH q AS MATERIALIZED (
          SELECT seq FROM campaign_recipients
          WHERE campaign_id = $1 AND state = 'queued'
+           AND (retry_at IS NULL OR retry_at <= now())
          ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED)
        UPDATE campaign_recipients r SET state = 'claimed', worker = $2,
          lease_until = now() + make_interval(secs => $4)
        FROM q
        WHERE r.campaign_id = $1 AND r.seq = q.seq
-       RETURNING r.campaign_id, r.seq, r.to_number, r.user_id, r.parameters`,
+       RETURNING r.campaign_id, r.seq, r.to_number, r.user_id, r.parameters, r.attempts`,
       [campaignId, worker, limit, leaseS],
     );
   }
@@ -386,13 +387,45 @@ export class CampaignStore {
     );
   }
 
-  /** A recipient the platform refused for now (never took): back to the queue. */
-  async requeue(campaignId: string, seq: number): Promise<void> {
+  /**
+   * Puts back a recipient the platform did not take (throttled, unavailable,
+   * or the campaign paused itself), not to be sent before `retryInS`.
+   */
+  async requeue(campaignId: string, seq: number, retryInS = 0): Promise<void> {
     await this.db.query(
-      `UPDATE campaign_recipients SET state = 'queued', worker = NULL, lease_until = NULL
+      `UPDATE campaign_recipients SET state = 'queued', worker = NULL, lease_until = NULL,
+         retry_at = CASE WHEN $3::float8 > 0 THEN now() + make_interval(secs => $3::float8) END
        WHERE campaign_id = $1 AND seq = $2 AND state = 'sending'`,
-      [campaignId, seq],
+      [campaignId, seq, retryInS],
     );
+  }
+
+  /**
+   * Counts a failed try against each of these queued recipients (the
+   * platform took others meanwhile, so the fault looks like theirs); one
+   * that reaches `maxAttempts` ends failed, `retries_exhausted`, with the
+   * platform's last code. How many ended so.
+   */
+  async countAttempts(
+    campaignId: string,
+    failures: Array<{ seq: number; code: number | null; message: string | null }>,
+    maxAttempts: number,
+  ): Promise<number> {
+    if (failures.length === 0) return 0;
+    const counted = await rows<{ state: string }>(
+      this.db,
+      `UPDATE campaign_recipients r SET attempts = r.attempts + 1,
+         state = CASE WHEN r.attempts + 1 >= $3 THEN 'failed' ELSE r.state END,
+         reason = CASE WHEN r.attempts + 1 >= $3 THEN 'retries_exhausted' ELSE r.reason END,
+         error_code = CASE WHEN r.attempts + 1 >= $3 THEN f.code ELSE r.error_code END,
+         error_message = CASE WHEN r.attempts + 1 >= $3 THEN f.message ELSE r.error_message END,
+         retry_at = CASE WHEN r.attempts + 1 >= $3 THEN NULL ELSE r.retry_at END
+       FROM jsonb_to_recordset($2::jsonb) AS f(seq int, code int, message text)
+       WHERE r.campaign_id = $1 AND r.seq = f.seq AND r.state = 'queued'
+       RETURNING r.state`,
+      [campaignId, JSON.stringify(failures), maxAttempts],
+    );
+    return counted.filter((row) => row.state === 'failed').length;
   }
 
   /** Gives back what a worker claimed and did not send (the platform never had it). */
@@ -524,7 +557,7 @@ export class CampaignStore {
              AS error_code,
            COALESCE(r.error_message, CASE WHEN m.status = 'failed'
              THEN m.errors->0->>'title' END) AS error_message,
-           r.wamid, r.sent_at, m.status AS delivery
+           r.wamid, r.sent_at, r.attempts, r.retry_at, m.status AS delivery
          FROM campaign_recipients r
          LEFT JOIN messages m ON r.wamid IS NOT NULL AND m.wamid = r.wamid
          WHERE r.campaign_id = $1 AND r.seq > $3) x

@@ -85,6 +85,10 @@ export interface CampaignRecipient {
   error_message: string | null;
   wamid: string | null;
   sent_at: Date | null;
+  /** Times the platform would not take it now while others got through. */
+  attempts: number;
+  /** Not sent again before this (throttled or unavailable). */
+  retry_at: Date | null;
   /** The sent message's status as the platform last reported it (sent, delivered, read, failed). */
   delivery?: string | null;
 }

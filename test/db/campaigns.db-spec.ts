@@ -27,6 +27,8 @@ const fields = (instanceId: string, overrides: Partial<NewCampaign> = {}): NewCa
   invalid: 0,
   ...overrides,
 });
+/** Past a retry_at of a millisecond from now (the database's clock decides). */
+const waitUntilDue = () => context.db.query('SELECT pg_sleep(0.01)');
 const numbers = (count: number, from = 0) =>
   Array.from({ length: count }, (_, n) => ({ to: `55119${String(from + n).padStart(8, '0')}` }));
 
@@ -126,6 +128,40 @@ describe('CampaignStore', () => {
     );
     expect(await campaigns.sentToday(account)).toBe(2);
     expect(await campaigns.sentToday('another-account')).toBe(0);
+  });
+
+  it('requeue with a wait, countAttempts: a recipient waits its turn, and ends failed at the last try', async () => {
+    const instanceId = await insertInstance(context.db);
+    const campaign = await campaigns.create(fields(instanceId), numbers(2, 970));
+    await campaigns.transition(campaign.id, ['draft'], 'running');
+    const [first] = await campaigns.claim(campaign.id, 'w', 1, 30);
+    expect(first.attempts).toBe(0);
+    await campaigns.markSending(campaign.id, first.seq, 'w', 30);
+    await campaigns.requeue(campaign.id, first.seq, 3600);
+    // Waiting: the next claim passes over it.
+    expect((await campaigns.claim(campaign.id, 'w', 5, 30)).map((r) => r.seq)).toEqual([
+      first.seq + 1,
+    ]);
+    const failure = { seq: first.seq, code: 131000, message: 'Something went wrong' };
+    expect(await campaigns.countAttempts(campaign.id, [failure], 2)).toBe(0);
+    expect(await campaigns.countAttempts(campaign.id, [failure], 2)).toBe(1);
+    const [failed] = await campaigns.recipients(campaign.id, 'failed', 0, 10);
+    expect(failed).toMatchObject({
+      seq: first.seq,
+      reason: 'retries_exhausted',
+      error_code: 131000,
+      attempts: 2,
+    });
+    // Only queued recipients count a try.
+    expect(await campaigns.countAttempts(campaign.id, [failure], 2)).toBe(0);
+    // Due again: claimed again.
+    const other = await campaigns.create(fields(instanceId), numbers(1, 980));
+    await campaigns.transition(other.id, ['draft'], 'running');
+    const [again] = await campaigns.claim(other.id, 'w', 1, 30);
+    await campaigns.markSending(other.id, again.seq, 'w', 30);
+    await campaigns.requeue(other.id, again.seq, 0.001);
+    await waitUntilDue();
+    expect((await campaigns.claim(other.id, 'w', 1, 30)).map((r) => r.seq)).toEqual([again.seq]);
   });
 
   it('transition, startDue, running, stateOf: only from the allowed states; a due schedule runs', async () => {

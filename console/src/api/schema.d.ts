@@ -3048,7 +3048,7 @@ export interface components {
             recipient: string | null;
             /** @enum {string} */
             state: "queued" | "sending" | "sent" | "failed" | "skipped";
-            /** @description Skipped: why (opted_out); failed: send_uncertain or platform_rejected */
+            /** @description Skipped: why (opted_out, cancelled); failed: send_uncertain, platform_rejected or retries_exhausted */
             reason: string | null;
             /** @example 131026 */
             error_code: number | null;
@@ -3056,6 +3056,16 @@ export interface components {
             wamid: string | null;
             /** Format: date-time */
             sent_at: string | null;
+            /**
+             * @description Tries the platform refused for now (not counting an outage or a throttled number); the 10th fails it, retries_exhausted
+             * @example 0
+             */
+            attempts: number;
+            /**
+             * Format: date-time
+             * @description Queued but not tried again before then
+             */
+            retry_at: string | null;
             /**
              * @description The sent message's status as the platform last reported it: sent, delivered, read or failed (then `state` is failed, with the platform's code)
              * @example read

@@ -318,13 +318,28 @@ export class RecipientDto {
   @ApiProperty({
     type: String,
     nullable: true,
-    description: 'Skipped: why (opted_out); failed: send_uncertain or platform_rejected',
+    description:
+      'Skipped: why (opted_out, cancelled); failed: send_uncertain, platform_rejected or retries_exhausted',
   })
   reason: string | null;
   @ApiProperty({ type: 'integer', nullable: true, example: 131026 }) error_code: number | null;
   @ApiProperty({ type: String, nullable: true }) error_message: string | null;
   @ApiProperty({ type: String, nullable: true }) wamid: string | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) sent_at: string | null;
+  @ApiProperty({
+    type: 'integer',
+    example: 0,
+    description:
+      'Tries the platform refused for now (not counting an outage or a throttled number); the 10th fails it, retries_exhausted',
+  })
+  attempts: number;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'Queued but not tried again before then',
+  })
+  retry_at: string | null;
   @ApiProperty({
     type: String,
     nullable: true,
@@ -351,6 +366,8 @@ export class RecipientDto {
       error_message: recipient.error_message,
       wamid: recipient.wamid,
       sent_at: recipient.sent_at?.toISOString() ?? null,
+      attempts: recipient.attempts,
+      retry_at: recipient.retry_at?.toISOString() ?? null,
       delivery: recipient.delivery ?? null,
       parameters: recipient.parameters,
     };

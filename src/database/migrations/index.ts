@@ -28,6 +28,7 @@ import { Campaigns1795685448338 } from './1795685448338-campaigns.js';
 import { InstanceSending1795688380062 } from './1795688380062-instance-sending.js';
 import { CampaignRecipientAddresses1795696949841 } from './1795696949841-campaign-recipient-addresses.js';
 import { BusinessDailyLimit1795697552301 } from './1795697552301-business-daily-limit.js';
+import { CampaignRetries1795697924305 } from './1795697924305-campaign-retries.js';
 import { TemplateChanges1795684767652 } from './1795684767652-template-changes.js';
 import { CampaignEvents1795685817560 } from './1795685817560-campaign-events.js';
 
@@ -69,4 +70,5 @@ export const MIGRATIONS = [
   InstanceSending1795688380062,
   CampaignRecipientAddresses1795696949841,
   BusinessDailyLimit1795697552301,
+  CampaignRetries1795697924305,
 ];

@@ -1,0 +1,23 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * A recipient the platform would not take now (throttled, unavailable) waits
+ * until `retry_at` while the rest of the list goes on; `attempts` counts the
+ * times it failed while others got through.
+ */
+export class CampaignRetries1795697924305 implements MigrationInterface {
+  name = 'CampaignRetries1795697924305';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`
+      ALTER TABLE campaign_recipients
+        ADD COLUMN attempts smallint NOT NULL DEFAULT 0,
+        ADD COLUMN retry_at timestamptz`);
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(
+      `ALTER TABLE campaign_recipients DROP COLUMN attempts, DROP COLUMN retry_at`,
+    );
+  }
+}
