@@ -7,11 +7,12 @@ import { benchEventsDrain, benchEventsLatency } from './events.bench.js';
 import { benchEventsCost } from './events-cost.bench.js';
 import { benchConsole, benchLiveCost } from './console.bench.js';
 import { benchCampaign } from './campaign.bench.js';
+import { benchCampaignUpload } from './campaign-upload.bench.js';
 
 /**
- * `npm run bench [-- ack|pipeline|send|events|events-latency|events-cost|console|live-cost|campaign|recovery]
+ * `npm run bench [-- ack|pipeline|send|events|events-latency|events-cost|console|live-cost|campaign|campaign-upload|recovery]
  * [--runs 3] [--duration 15] [--size 30000] [--rate 1000] [--cost-rate 250] [--phase 10]
- * [--recipients 100000]`:
+ * [--recipients 100000] [--rows 1000000]`:
  * measures the service beside bare baselines doing the same essential work
  * (bench/baselines), service and baseline one after the other, `runs` times
  * (the machine's speed drifts: each ratio is of one pair), and prints each
@@ -24,8 +25,10 @@ import { benchCampaign } from './campaign.bench.js';
  * outbox), console (the console in Chromium: first load, opening a
  * conversation of 5,000 messages, a message shown live) and live-cost (the
  * acknowledgement rate with 200 live streams open); recovery (crashes and outages, a
- * few minutes) and campaign (a campaign of --recipients sent by one worker, beside
- * a bare campaign sender; the worker's memory) only when named.
+ * few minutes), campaign (a campaign of --recipients sent by one worker, beside
+ * a bare campaign sender; the worker's memory) and campaign-upload (a CSV of
+ * --rows recipients uploaded to the api, beside a bare import; the api's
+ * memory) only when named.
  */
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -39,7 +42,9 @@ async function main(): Promise<void> {
   const named = args.filter((arg, i) => !arg.startsWith('--') && !args[i - 1]?.startsWith('--'));
   // recovery and campaign (minutes each) run only when named.
   const wanted = (name: string) =>
-    named.length === 0 ? !['recovery', 'campaign'].includes(name) : named.includes(name);
+    named.length === 0
+      ? !['recovery', 'campaign', 'campaign-upload'].includes(name)
+      : named.includes(name);
 
   const summaries: Summary[] = [];
   const benches: Array<[string, (run: number) => Promise<Comparison | Comparison[]>]> = [
@@ -56,6 +61,7 @@ async function main(): Promise<void> {
     ['console', () => benchConsole()],
     ['live-cost', (run) => benchLiveCost(duration, run)],
     ['campaign', () => benchCampaign(option('recipients', 100_000))],
+    ['campaign-upload', () => benchCampaignUpload(option('rows', 1_000_000))],
   ];
   try {
     for (const [name, bench] of benches) {
