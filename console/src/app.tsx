@@ -16,13 +16,21 @@ const Events = lazy(() => import('./admin/events').then((m) => m.EventSubscripti
 const EventDetail = lazy(() => import('./admin/events').then((m) => m.EventSubscriptionDetail));
 const Turns = lazy(() => import('./admin/turns').then((m) => m.Turns));
 const TurnDetail = lazy(() => import('./admin/turns').then((m) => m.TurnDetail));
+// Templates and campaigns: everyone's (an operator's for its instances), loaded when first opened.
+const Templates = lazy(() => import('./templates/list').then((m) => m.Templates));
+const NewTemplate = lazy(() => import('./templates/create').then((m) => m.NewTemplate));
+const TemplateDetail = lazy(() => import('./templates/detail').then((m) => m.TemplateDetail));
+const Campaigns = lazy(() => import('./campaigns/list').then((m) => m.Campaigns));
+const NewCampaign = lazy(() => import('./campaigns/create').then((m) => m.NewCampaign));
+const CampaignDetail = lazy(() => import('./campaigns/detail').then((m) => m.CampaignDetail));
 
 function InboxPage() {
   return session.value ? <Inbox session={session.value} /> : null;
 }
 
 /**
- * The console: the login, then the inbox (and, for admins, the admin pages).
+ * The console: the login, then the inbox, the templates and the campaigns
+ * (and, for admins, the admin pages).
  * When the session ends (a 401) the login shows over the page, which stays as
  * it was (a half-written reply included) and carries on once logged in again.
  */
@@ -40,6 +48,12 @@ export function App() {
         <ErrorBoundary>
           <Router>
             <Route path={INBOX_PATH} component={InboxPage} />
+            <Route path="/console/templates" component={Templates} />
+            <Route path="/console/templates/new" component={NewTemplate} />
+            <Route path="/console/templates/:id" component={TemplateDetail} />
+            <Route path="/console/campaigns" component={Campaigns} />
+            <Route path="/console/campaigns/new" component={NewCampaign} />
+            <Route path="/console/campaigns/:id" component={CampaignDetail} />
             <Route path="/console/overview" component={admin ? Overview : forbidden} />
             <Route path="/console/instances" component={admin ? Instances : forbidden} />
             <Route path="/console/instances/:id" component={admin ? InstanceDetail : forbidden} />

@@ -3,6 +3,12 @@ import { useLocation } from 'preact-iso';
 import { LANGUAGES, language, setLanguage, t, type Language } from './i18n';
 import { logOut, type Session } from './session';
 
+/** The pages of everyone who logs in (admins and operators), after the inbox. */
+export const WORK_PAGES = [
+  { path: '/console/templates', label: 'nav.templates' },
+  { path: '/console/campaigns', label: 'nav.campaigns' },
+] as const;
+
 /** The admin pages, in the order the navigation shows them. */
 export const ADMIN_PAGES = [
   { path: '/console/overview', label: 'nav.overview' },
@@ -15,7 +21,10 @@ export const ADMIN_PAGES = [
 
 export const INBOX_PATH = '/console/';
 
-/** The frame of every page: where to go (admins), who is logged in, the language, log out. */
+/**
+ * The frame of every page: where to go (the inbox, templates and campaigns for
+ * everyone; the admin pages for admins), who is logged in, the language, log out.
+ */
 export function Shell({ session, children }: { session: Session; children: ComponentChildren }) {
   const { path } = useLocation();
   const inInbox = path === INBOX_PATH;
@@ -27,11 +36,22 @@ export function Shell({ session, children }: { session: Session; children: Compo
         {inInbox ? t('app.skip') : t('app.skipToContent')}
       </a>
       <header class="top">
-        {session.role === 'admin' && (
-          <nav class="sections" aria-label={t('nav.label')}>
-            <a href={INBOX_PATH} aria-current={current(INBOX_PATH) ? 'page' : undefined}>
-              {t('nav.inbox')}
+        <nav class="sections" aria-label={t('nav.work')}>
+          <a href={INBOX_PATH} aria-current={current(INBOX_PATH) ? 'page' : undefined}>
+            {t('nav.inbox')}
+          </a>
+          {WORK_PAGES.map((page) => (
+            <a
+              key={page.path}
+              href={page.path}
+              aria-current={current(page.path) ? 'page' : undefined}
+            >
+              {t(page.label)}
             </a>
+          ))}
+        </nav>
+        {session.role === 'admin' && (
+          <nav class="sections admin" aria-label={t('nav.label')}>
             {ADMIN_PAGES.map((page) => (
               <a
                 key={page.path}

@@ -28,30 +28,135 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []): Loaded
   return { data, error, reload };
 }
 
+/** A field the API refused: validation_failed's `details` name each one. */
+export interface FieldProblem {
+  field: string;
+  message: string;
+}
+
+/** The fields a failure names (a 400 validation_failed), if any. */
+export function problemsOf(failure: unknown): FieldProblem[] {
+  const details = (failure as { details?: unknown }).details;
+  if (!Array.isArray(details)) return [];
+  return details.filter(
+    (detail): detail is FieldProblem =>
+      typeof (detail as FieldProblem).field === 'string' &&
+      typeof (detail as FieldProblem).message === 'string',
+  );
+}
+
 /**
- * Runs an action, keeping its error to show beside the button that ran it;
- * `busy` while it runs, so a second click does not send it twice.
+ * Runs an action, keeping its error to show beside the button that ran it
+ * (and the fields it names, to show beside them); `busy` while it runs, so a
+ * second click does not send it twice.
  */
 export function useAction(): {
   busy: boolean;
   error: string | null;
+  /** The API's error code ('unknown' for a failure without one). */
+  code: string | null;
+  problems: FieldProblem[];
+  /** The error's other details (a conflict's state, a template's status). */
+  details: Array<Record<string, unknown>>;
   run: <T>(action: () => Promise<T>) => Promise<T | undefined>;
 } {
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const [failure, setFailure] = useState<{
+    message: string;
+    code: string;
+    problems: FieldProblem[];
+    details: Array<Record<string, unknown>>;
+  } | null>(null);
   const run = async <T,>(action: () => Promise<T>): Promise<T | undefined> => {
     setBusy(true);
-    setError(null);
+    setFailure(null);
     try {
       return await action();
-    } catch (failure) {
-      setError((failure as Error).message);
+    } catch (caught) {
+      const { details, code } = caught as { details?: unknown; code?: unknown };
+      setFailure({
+        message: (caught as Error).message,
+        code: typeof code === 'string' ? code : 'unknown',
+        problems: problemsOf(caught),
+        details: Array.isArray(details) ? (details as Array<Record<string, unknown>>) : [],
+      });
       return undefined;
     } finally {
       setBusy(false);
     }
   };
-  return { busy, error, run };
+  return {
+    busy,
+    error: failure?.message ?? null,
+    code: failure?.code ?? null,
+    problems: failure?.problems ?? [],
+    details: failure?.details ?? [],
+    run,
+  };
+}
+
+/**
+ * The API's field errors placed beside the form's fields: `place` says which
+ * of the form's fields an API field is (null: none), `at(name)` gives the
+ * message(s) for one, `rest` those no field shows.
+ */
+export function placeProblems(
+  problems: FieldProblem[],
+  place: (field: string) => string | null,
+): { at: (name: string) => string | undefined; rest: FieldProblem[]; placed: number } {
+  const byName = new Map<string, string[]>();
+  const rest: FieldProblem[] = [];
+  for (const problem of problems) {
+    const name = place(problem.field);
+    if (name === null) rest.push(problem);
+    else byName.set(name, [...(byName.get(name) ?? []), problem.message]);
+  }
+  return {
+    at: (name) => byName.get(name)?.join('; '),
+    rest,
+    placed: problems.length - rest.length,
+  };
+}
+
+/** What an input shows when the API refused it: invalid, described by its error. */
+export function invalid(id: string, error: string | undefined) {
+  return error ? { 'aria-invalid': true, 'aria-describedby': `${id}-error` } : {};
+}
+
+/** The API's error beside a field (the field names it with `invalid(id, error)`). */
+export function FieldError({ id, error }: { id: string; error: string | undefined }) {
+  return error ? (
+    <p class="field-error" id={`${id}-error`}>
+      {error}
+    </p>
+  ) : null;
+}
+
+/**
+ * A form's failure: the whole message when no field shows it; otherwise a
+ * pointer to the fields, and what none of them shows.
+ */
+export function FormFailure({
+  error,
+  placed,
+  rest,
+}: {
+  error: string | null;
+  placed: number;
+  rest: FieldProblem[];
+}) {
+  if (!error) return null;
+  if (placed === 0) return <Failure error={error} />;
+  return (
+    <p class="error" role="alert">
+      {t('errors.fields')}
+      {rest.map((problem) => (
+        <span key={problem.field} class="block">
+          {problem.field}: {problem.message}
+        </span>
+      ))}
+    </p>
+  );
 }
 
 export function Page({
@@ -67,7 +172,7 @@ export function Page({
     document.title = `${title} · ${t('app.title')}`;
   }, [title]);
   return (
-    <main class="admin-page" aria-labelledby="page-title">
+    <main class="admin-page" id="content" aria-labelledby="page-title">
       <div class="page-head">
         <h1 id="page-title">{title}</h1>
         {actions}
@@ -201,6 +306,8 @@ export function usePages(): {
 /**
  * A list as a table that scrolls sideways in its own box on a narrow screen,
  * or `empty` when there is nothing; `actions`: a last column of buttons.
+ * `label`: a table with nothing to focus in it (no link, no button) is a
+ * region of that name that takes the focus, so the keyboard scrolls it too.
  */
 export function Table<T>({
   columns,
@@ -208,16 +315,18 @@ export function Table<T>({
   empty,
   row,
   actions = false,
+  label,
 }: {
   columns: string[];
   items: T[];
   empty: string;
   row: (item: T) => JSX.Element;
   actions?: boolean;
+  label?: string;
 }) {
   if (items.length === 0) return <p class="muted">{empty}</p>;
   return (
-    <div class="scroll">
+    <div class="scroll" {...(label ? { role: 'region', 'aria-label': label, tabIndex: 0 } : {})}>
       <table>
         <thead>
           <tr>

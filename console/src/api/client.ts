@@ -33,6 +33,8 @@ export interface ApiError {
   statusCode: number;
   code: string;
   message: string;
+  /** validation_failed: each field refused ({ field, message }); others: what the error names. */
+  details?: Array<Record<string, unknown>>;
 }
 
 /** The data of an answer, or its error thrown (as an ApiError). */
@@ -42,6 +44,7 @@ export function must<T>(answer: { data?: T; error?: unknown; response: Response 
     throw Object.assign(new Error(error.message ?? answer.response.statusText), {
       code: error.code ?? 'unknown',
       statusCode: answer.response.status,
+      details: Array.isArray(error.details) ? error.details : [],
     });
   }
   return answer.data;

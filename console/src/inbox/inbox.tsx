@@ -1,31 +1,15 @@
 import { useEffect } from 'preact/hooks';
 import { sessionEnded } from '../api/client';
 import { language, t } from '../i18n';
+import { InstancePicker, shownInstance } from '../instance';
 import type { Session } from '../session';
 import { ContactList } from './contact-list';
 import { Conversation } from './conversation';
 import { follow } from './live';
-import {
-  contacts,
-  instanceId,
-  liveState,
-  markRead,
-  openConversation,
-  openContact,
-  openKey,
-  waitingContacts,
-  waitingCount,
-} from './state';
-
-/** The instance shown: the one chosen before in this tab, else the first the person may see. */
-const CHOSEN = 'console.instance';
+import { instanceId, liveState, markRead, openContact, openKey, waitingCount } from './state';
 
 export function Inbox({ session }: { session: Session }) {
-  const instances = session.instances;
-  if (!instanceId.value || !instances.some((i) => i.id === instanceId.value)) {
-    const stored = sessionStorage.getItem(CHOSEN);
-    instanceId.value = instances.find((i) => i.id === stored)?.id ?? instances[0]?.id ?? null;
-  }
+  shownInstance(session);
 
   // The live stream of the instance shown (again once a new session began).
   useEffect(() => {
@@ -48,34 +32,10 @@ export function Inbox({ session }: { session: Session }) {
     document.title = count > 0 ? `(${count}) ${t('app.title')}` : t('app.title');
   }, [waitingCount.value, language.value]);
 
-  const choose = (id: string) => {
-    // The number shown already: nothing to change (emptying the list would leave it empty).
-    if (id === instanceId.value) return;
-    sessionStorage.setItem(CHOSEN, id);
-    contacts.value = [];
-    waitingContacts.value = [];
-    void openConversation(null);
-    instanceId.value = id;
-  };
-
   return (
     <div class={`inbox${openKey.value ? ' reading' : ''}`}>
       <div class="inbox-bar">
-        <label class="visually-hidden" for="instance">
-          {t('header.instance')}
-        </label>
-        <select
-          id="instance"
-          value={instanceId.value ?? ''}
-          onChange={(e) => choose(e.currentTarget.value)}
-        >
-          {instances.map((instance) => (
-            <option key={instance.id} value={instance.id}>
-              {instance.name}
-              {instance.display_phone_number ? ` · ${instance.display_phone_number}` : ''}
-            </option>
-          ))}
-        </select>
+        <InstancePicker session={session} hideLabel />
         <span class={`live ${liveState.value}`} role="status">
           {liveState.value === 'offline' ? t('errors.offline') : ''}
         </span>
