@@ -9,6 +9,9 @@ import {
   type TestApp,
 } from './support/test-app.js';
 
+/** Where the README's screenshots are written: each run takes them again, so they stay true. */
+const SCREENSHOTS = new URL('../docs/console/', import.meta.url);
+
 const PHONE_NUMBER_ID = '106540352299001';
 const ACCOUNT = '102290129399001';
 const PASSWORD = 'correct horse battery staple';
@@ -373,6 +376,10 @@ describe('The console’s templates and campaigns in a browser', () => {
           .getByRole('row', { name: new RegExp(`${to} Sent`) })
           .waitFor({ timeout: SHOWN_MS });
       }
+      await page.screenshot({
+        path: new URL('campaign.png', SCREENSHOTS).pathname,
+        fullPage: true,
+      });
       await recipients.getByLabel('State').selectOption({ label: 'Failed' });
       await recipients.getByText('No recipients in this state').waitFor({ timeout: SHOWN_MS });
 
