@@ -21,8 +21,9 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
 /**
  * How long a client may take to send a whole request, headers and body
  * (Fastify's default is no limit, so a client dripping bytes held its
- * connection forever). Long enough for the largest upload, a 100 MB document,
- * at 400 KB/s; answers are not bounded by it (it ends once the body is in).
+ * connection forever). Long enough for a 100 MB document at 400 KB/s, or a
+ * campaign's 256 MB CSV at 1 MB/s; answers are not bounded by it (it ends
+ * once the body is in).
  */
 export const REQUEST_TIMEOUT_MS = 300_000;
 

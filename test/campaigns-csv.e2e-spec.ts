@@ -1,3 +1,6 @@
+import { readdirSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
 import { simulateMessage, type WebhookTarget } from './support/fake-platform.js';
 import {
   APP_SECRET,
@@ -237,5 +240,84 @@ describe('campaigns from a CSV', () => {
     );
     expect(unknown.status).toBe(422);
     expect(unknown.body.code).toBe('template_not_found');
+  });
+
+  it('takes the campaign part as application/json too, as the OpenAPI document describes it', async () => {
+    const created = await upload(
+      { ...shipping, name: 'Typed part' },
+      `telefone,usuario,nome,prazo,pedido\n${number(300)},,Ana,2 dias,#1\n`,
+      'application/json',
+    );
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ recipients: 1 });
+    const broken = await upload<ErrorBody>('{name', 'a\n', 'application/json');
+    expect(broken.status).toBe(400);
+    expect(broken.body.details).toEqual([{ field: 'campaign', message: 'must be a JSON object' }]);
+  });
+
+  it('refuses a file that is not UTF-8, and names where a quote was left open', async () => {
+    const latin1 = Buffer.from(
+      `telefone,usuario,nome,prazo,pedido\n${number(301)},,José,2 dias,#1\n`,
+      'latin1',
+    );
+    const refused = await upload<ErrorBody>(shipping, latin1);
+    expect(refused.status).toBe(400);
+    expect(refused.body.details).toEqual([
+      { field: 'file', message: 'is not UTF-8 text (save it as "CSV UTF-8")' },
+    ]);
+    const open = await upload<ErrorBody>(
+      shipping,
+      `telefone,usuario,nome,prazo,pedido\n${number(302)},,Ana,2 dias,#1\n${number(303)},,"Bia,2 dias,#2\n${number(304)},,Caio,2 dias,#3\n`,
+    );
+    expect(open.status).toBe(400);
+    expect(open.body.details).toEqual([
+      { field: 'file', message: expect.stringMatching(/^after line 2: /) },
+    ]);
+  });
+
+  it('answers a large file refused for its template, and lives through an upload cut off halfway', async () => {
+    const before = await campaignCount();
+    const big = `telefone\n${`${number(5)}\n`.repeat(400_000)}`;
+    const refused = await upload<ErrorBody>(
+      { ...shipping, template_name: 'no_such_template' },
+      big,
+    );
+    expect(refused.status).toBe(422);
+
+    // A client that goes away in the middle of its file.
+    const boundary = 'cutBOUNDARY';
+    await new Promise<void>((resolve) => {
+      const req = httpRequest(`${context.service.url}/campaigns/upload`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': `multipart/form-data; boundary=${boundary}`,
+          'transfer-encoding': 'chunked',
+        },
+      });
+      req.on('error', () => resolve());
+      req.on('response', () => resolve());
+      req.write(
+        `--${boundary}\r\nContent-Disposition: form-data; name="campaign"\r\n\r\n${JSON.stringify(shipping)}\r\n` +
+          `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="l.csv"\r\nContent-Type: text/csv\r\n\r\n` +
+          `telefone,usuario,nome,prazo,pedido\n${`${number(6)},,Ana,2 dias,#1\n`.repeat(2000)}`,
+      );
+      setTimeout(() => {
+        req.destroy();
+        resolve();
+      }, 200);
+    });
+    // Still up, nothing kept of it, and the next upload goes through.
+    await waitFor(async () => (await api('GET', '/campaigns?limit=1')).status === 200, 10_000);
+    const next = await upload(
+      { ...shipping, name: 'After the cut' },
+      `telefone,usuario,nome,prazo,pedido\n${number(7)},,Ana,2 dias,#1\n`,
+    );
+    expect(next.status).toBe(201);
+    expect(await campaignCount()).toBe(before + 1);
+    await waitFor(
+      () => !readdirSync(tmpdir()).some((name) => name.startsWith('mc-campaign-')),
+      10_000,
+    );
   });
 });

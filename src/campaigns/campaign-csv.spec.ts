@@ -43,11 +43,13 @@ describe('csvRows', () => {
     expect(error.message).toBe('A CSV lists at most 3 recipients');
   });
 
-  it('names the line of a quote left open, and a mapped column the header lacks', async () => {
-    const open = await refusal('phone,name\n1,"A\n2,B\n');
+  it('names where a quote was left open, and a mapped column the header lacks', async () => {
+    // Opened on line 3, met at the end: the last row read whole says where to look.
+    const rows = Array.from({ length: 50 }, (_, n) => `${n},B`).join('\n');
+    const open = await refusal(`phone,name\n1,A\n2,"A\n${rows}\n`);
     expect(open.code).toBe('validation_failed');
     expect(open.details).toEqual([
-      { field: 'file', message: expect.stringMatching(/^line \d+: .*quote/i) },
+      { field: 'file', message: expect.stringMatching(/^after line 2: .*quote/i) },
     ]);
     const missing = await refusal('telefone\n1\n');
     expect(missing.details).toEqual([

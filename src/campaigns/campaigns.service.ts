@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type {} from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
+import { createReadStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { AppException, type FieldError } from '../common/app.exception.js';
 import { decodeCursor, encodeCursor } from '../common/time-id-cursor.js';
 import { AppValidationPipe } from '../common/validation.js';
@@ -13,7 +15,7 @@ import {
   templateSlots,
 } from '../templates/template-params.js';
 import { TemplatesService } from '../templates/templates.service.js';
-import { csvRows } from './campaign-csv.js';
+import { csvRows, spoolCsv } from './campaign-csv.js';
 import { CampaignStore, type NewCampaign } from './campaign.store.js';
 import { DailyAllowance } from './daily-allowance.js';
 import {
@@ -55,28 +57,12 @@ interface CampaignPlan {
   parameterErrors(recipient: NewRecipient): string[];
 }
 
-/** The file as it arrives, refused with 413 once over MAX_CSV_BYTES. */
-async function* limitedCsv(file: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
-  let total = 0;
-  try {
-    for await (const chunk of file) {
-      total += chunk.length;
-      if (total > MAX_CSV_BYTES) {
-        throw new AppException(
-          'payload_too_large',
-          `A campaign's CSV is limited to ${MAX_CSV_BYTES / 1024 / 1024} MB`,
-        );
-      }
-      yield chunk;
-    }
-  } catch (error) {
-    throw malformedForm(error);
-  }
-}
-
 /** A form that breaks off or does not parse is the client's error: 400. */
 function malformedForm(error: unknown): AppException {
   if (error instanceof AppException) return error;
+  if ((error as { code?: unknown }).code === 'FST_INVALID_JSON_FIELD_ERROR') {
+    return AppException.validation([{ field: 'campaign', message: 'must be a JSON object' }]);
+  }
   return AppException.validation([
     { field: 'body', message: 'is not a complete multipart/form-data body' },
   ]);
@@ -173,6 +159,7 @@ export class CampaignsService {
         throw malformedForm(error);
       });
     if (!part) throw AppException.validation([{ field: 'file', message: 'is required' }]);
+    let spooled: string | undefined;
     try {
       const field = part.fields.campaign;
       if (!field || Array.isArray(field) || field.type !== 'field') {
@@ -180,41 +167,49 @@ export class CampaignsService {
           { field: 'campaign', message: 'is required, before the file' },
         ]);
       }
-      let given: unknown;
-      try {
-        given = JSON.parse(field.value as string);
-      } catch {
-        throw AppException.validation([{ field: 'campaign', message: 'must be a JSON object' }]);
+      // A part sent as application/json arrives parsed; one sent as text is parsed here.
+      let given: unknown = field.value;
+      if (typeof given === 'string') {
+        try {
+          given = JSON.parse(given);
+        } catch {
+          throw AppException.validation([{ field: 'campaign', message: 'must be a JSON object' }]);
+        }
       }
       const dto = (await new AppValidationPipe(CsvCampaignDto)
         .transform(given, { type: 'body', metatype: CsvCampaignDto })
         .catch((error: unknown) => {
           throw prefixed(error, 'campaign');
         })) as CsvCampaignDto;
-      return await this.createFromCsv(instance, dto, limitedCsv(part.file));
+      if (dto.columns.to === undefined && dto.columns.recipient === undefined) {
+        throw AppException.validation([
+          { field: 'campaign.columns', message: 'must name the column of to or of recipient' },
+        ]);
+      }
+      // The template before the file: a refusal costs no upload.
+      const plan = await this.plan(instance, dto);
+      spooled = await spoolCsv(part.file, MAX_CSV_BYTES);
+      return await this.importCsv(instance, dto, plan, createReadStream(spooled));
     } finally {
-      part.file.resume();
+      if (spooled) await rm(spooled, { force: true });
+      // Refused before the file was read: let it flow past the parser.
+      if (!part.file.destroyed) part.file.resume();
     }
   }
 
   /**
-   * POST /campaigns/upload: the recipients are the rows of a CSV, read as it
-   * arrives and written in batches within one transaction (nothing is kept
-   * of a file refused halfway). Duplicates are found by the table's unique
-   * addresses, so memory does not grow with the list.
+   * The recipients are the rows of a CSV (read from a local copy), written
+   * in batches within one transaction (nothing is kept of a file refused
+   * halfway). Duplicates are found by the table's unique addresses, so
+   * memory does not grow with the list.
    */
-  async createFromCsv(
+  private async importCsv(
     instance: Instance,
     dto: CsvCampaignDto,
+    plan: CampaignPlan,
     file: AsyncIterable<Buffer>,
   ): Promise<CampaignDto> {
     const { columns } = dto;
-    if (columns.to === undefined && columns.recipient === undefined) {
-      throw AppException.validation([
-        { field: 'campaign.columns', message: 'must name the column of to or of recipient' },
-      ]);
-    }
-    const plan = await this.plan(instance, dto);
     const parameterColumns = Object.entries(columns.parameters ?? {});
     let invalid = 0;
     let rows = 0;
