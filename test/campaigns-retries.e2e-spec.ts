@@ -25,7 +25,9 @@ interface Campaign {
 }
 
 describe('campaign sends the platform will not take now', () => {
-  const context = useTestService({ env: { PLATFORM_SEND_RATE: '1000' } });
+  const context = useTestService({
+    env: { PLATFORM_SEND_RATE: '1000', CAMPAIGN_RETRY_FOR_S: '2' },
+  });
   let key: string;
   const api = <T = Record<string, unknown>>(method: string, path: string, body?: unknown) =>
     http<T>(context.service.url, method, path, { token: key, body });
@@ -78,7 +80,7 @@ describe('campaign sends the platform will not take now', () => {
 
   beforeEach(() => context.platform.reset());
 
-  it('sends the rest of the list past a recipient the platform keeps failing, which ends failed after 10 tries', async () => {
+  it('sends the rest of the list past a recipient the platform keeps failing, which ends failed after 10 tries over CAMPAIGN_RETRY_FOR_S', async () => {
     const poison = number(1005);
     context.platform.on('POST', /\/messages$/, (request) =>
       (request.body as { to?: string }).to === poison
@@ -125,8 +127,8 @@ describe('campaign sends the platform will not take now', () => {
   }, 120_000);
 
   it('lets a slow campaign hold up no other: a fast one on the same number ends first', async () => {
-    // One send every 5 s: its third cannot go before 10 s have passed.
-    const slow = await create('Slow', 3, 3000, 0.2);
+    // One send every 10 s: its third cannot go before 20 s have passed.
+    const slow = await create('Slow', 3, 3000, 0.1);
     const fast = await create('Fast', 1000, 4000);
     await waitFor(async () => (await read(fast)).state === 'completed', 60_000);
     expect((await read(slow)).state).toBe('running');

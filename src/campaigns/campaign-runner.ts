@@ -42,10 +42,10 @@ const CONCURRENCY = 16;
 /** How long a worker trusts the campaign's state it read (a pause takes effect within this). */
 const STATE_TTL_MS = 250;
 /**
- * Failed tries after which a recipient ends failed (`retries_exhausted`).
- * Not counted: the platform unreachable or saying it is unavailable
- * (131016), or throttling the whole number: those only hold the campaign
- * back, however long they last.
+ * Failed tries after which a recipient ends failed (`retries_exhausted`),
+ * the first at least CAMPAIGN_RETRY_FOR_S before. Not counted: the platform
+ * unreachable, saying it is unavailable, or throttling the number: those
+ * only hold the campaign back, however long they last.
  */
 const MAX_ATTEMPTS = 10;
 /**
@@ -55,10 +55,13 @@ const MAX_ATTEMPTS = 10;
 const MAX_RECIPIENT_WAIT_S = 300;
 const MAX_CAMPAIGN_WAIT_MS = 60_000;
 
-/** The platform throttling the whole number (or app): no recipient's fault. */
-const NUMBER_THROTTLES: ReadonlySet<number> = new Set([4, 80007, 130429]);
-/** The platform's own "service unavailable": an outage, not the recipient. */
-const PLATFORM_UNAVAILABLE_CODE = 131016;
+/**
+ * The platform's codes that are nobody's fault: the whole number (or app)
+ * throttled, the platform unavailable or in maintenance.
+ */
+const NOT_THE_RECIPIENTS: ReadonlySet<number> = new Set([
+  1, 2, 4, 80007, 130429, 131016, 131057, 133004,
+]);
 
 /** What one batch came to: the sends that went, the recipients put back for later. */
 interface BatchTally {
@@ -68,8 +71,6 @@ interface BatchTally {
     code: number | null;
     message: string | null;
     retryInS: number;
-    /** Whether it counts against the recipient (not when the whole number was throttled). */
-    counts: boolean;
   }>;
 }
 
@@ -303,33 +304,18 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
         left.map((recipient) => recipient.seq),
         this.worker,
       );
-      await this.settle(campaign, tally);
+      this.settle(campaign, tally);
     }
     await this.store.touch(campaign.id);
     return true;
   }
 
   /**
-   * After a batch: each recipient put back counts a failed try (not for an
-   * outage or a throttled number); a batch the platform took nothing of
-   * holds the campaign back, longer each time, rather than trying the next
-   * recipients at once.
+   * After a batch the platform took nothing of (it put recipients back), the
+   * campaign is held back, longer each time, rather than trying the next
+   * recipients at once; one that sent goes on.
    */
-  private async settle(campaign: Campaign, tally: BatchTally): Promise<void> {
-    const counted = tally.retried.filter((retry) => retry.counts);
-    if (counted.length > 0) {
-      const ended = await this.store.countAttempts(
-        campaign.id,
-        counted.map(({ seq, code, message }) => ({ seq, code, message })),
-        MAX_ATTEMPTS,
-      );
-      if (ended > 0) {
-        this.logger.warn(
-          { campaignId: campaign.id, ended },
-          'campaign recipients failed: retries exhausted',
-        );
-      }
-    }
+  private settle(campaign: Campaign, tally: BatchTally): void {
     if (tally.sent > 0 || tally.retried.length === 0) {
       this.holds.delete(campaign.id);
       return;
@@ -444,8 +430,8 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
       throw new BatchStop(pause);
     }
     if (retry) {
-      // Later, and behind the rest of the list: one recipient the platform
-      // will not take must not hold up the others.
+      // Not before retry_at, while the rest of the list goes on: one recipient
+      // the platform will not take must not hold up the others.
       const retryInS = Math.max(
         failure.retryAfterSeconds ?? 0,
         Math.min(
@@ -453,16 +439,29 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
           (this.config.PLATFORM_RETRY_DELAY_MS / 1000) * 2 ** recipient.attempts,
         ),
       );
-      await this.store.requeue(campaign.id, recipient.seq, retryInS);
+      // The recipient's own fault, as far as one can tell: the platform answered, with a
+      // code that is not about the number or the platform as a whole.
+      const own =
+        failure.platformCode !== undefined && !NOT_THE_RECIPIENTS.has(failure.platformCode);
+      const message = failure.platformMessage ?? error.message;
+      const state = await this.store.requeue(
+        campaign.id,
+        recipient.seq,
+        retryInS,
+        own ? { code: failure.platformCode ?? null, message } : null,
+        { attempts: MAX_ATTEMPTS, spanS: this.config.CAMPAIGN_RETRY_FOR_S },
+      );
+      if (state === 'failed') {
+        this.logger.warn(
+          { campaignId: campaign.id, seq: recipient.seq, code: failure.platformCode },
+          'campaign recipient failed: retries exhausted',
+        );
+      }
       tally.retried.push({
         seq: recipient.seq,
         code: failure.platformCode ?? null,
-        message: failure.platformMessage ?? error.message,
+        message,
         retryInS,
-        counts:
-          failure.platformCode !== undefined &&
-          failure.platformCode !== PLATFORM_UNAVAILABLE_CODE &&
-          !NUMBER_THROTTLES.has(failure.platformCode),
       });
       throw new BatchStop(failure.kind);
     }

@@ -389,43 +389,51 @@ export class CampaignStore {
 
   /**
    * Puts back a recipient the platform did not take (throttled, unavailable,
-   * or the campaign paused itself), not to be sent before `retryInS`.
+   * or the campaign paused itself), not to be sent before `retryInS`. A try
+   * that `counts` (the recipient's fault, as far as one can tell) is added
+   * to its attempts, in the same statement; at `limit.attempts` of them, the
+   * first at least `limit.spanS` ago, it ends failed (`retries_exhausted`,
+   * with the platform's last code). Its state now.
    */
-  async requeue(campaignId: string, seq: number, retryInS = 0): Promise<void> {
-    await this.db.query(
-      `UPDATE campaign_recipients SET state = 'queued', worker = NULL, lease_until = NULL,
-         retry_at = CASE WHEN $3::float8 > 0 THEN now() + make_interval(secs => $3::float8) END
-       WHERE campaign_id = $1 AND seq = $2 AND state = 'sending'`,
-      [campaignId, seq, retryInS],
-    );
-  }
-
-  /**
-   * Counts a failed try against each of these queued recipients (the
-   * platform took others meanwhile, so the fault looks like theirs); one
-   * that reaches `maxAttempts` ends failed, `retries_exhausted`, with the
-   * platform's last code. How many ended so.
-   */
-  async countAttempts(
+  async requeue(
     campaignId: string,
-    failures: Array<{ seq: number; code: number | null; message: string | null }>,
-    maxAttempts: number,
-  ): Promise<number> {
-    if (failures.length === 0) return 0;
-    const counted = await rows<{ state: string }>(
+    seq: number,
+    retryInS = 0,
+    counts: { code: number | null; message: string | null } | null = null,
+    limit: { attempts: number; spanS: number } = { attempts: 0, spanS: 0 },
+  ): Promise<RecipientState | null> {
+    const [row] = await rows<{ state: RecipientState }>(
       this.db,
-      `UPDATE campaign_recipients r SET attempts = r.attempts + 1,
-         state = CASE WHEN r.attempts + 1 >= $3 THEN 'failed' ELSE r.state END,
-         reason = CASE WHEN r.attempts + 1 >= $3 THEN 'retries_exhausted' ELSE r.reason END,
-         error_code = CASE WHEN r.attempts + 1 >= $3 THEN f.code ELSE r.error_code END,
-         error_message = CASE WHEN r.attempts + 1 >= $3 THEN f.message ELSE r.error_message END,
-         retry_at = CASE WHEN r.attempts + 1 >= $3 THEN NULL ELSE r.retry_at END
-       FROM jsonb_to_recordset($2::jsonb) AS f(seq int, code int, message text)
-       WHERE r.campaign_id = $1 AND r.seq = f.seq AND r.state = 'queued'
-       RETURNING r.state`,
-      [campaignId, JSON.stringify(failures), maxAttempts],
+      `WITH r AS (
+         SELECT seq, attempts + 1 >= $5 AND COALESCE(first_failed_at, now())
+             <= now() - make_interval(secs => $6::float8) AS exhausted
+         FROM campaign_recipients
+         WHERE campaign_id = $1 AND seq = $2 AND state = 'sending')
+       UPDATE campaign_recipients c SET worker = NULL, lease_until = NULL,
+         attempts = c.attempts + CASE WHEN $4 THEN 1 ELSE 0 END,
+         first_failed_at = CASE WHEN $4 THEN COALESCE(c.first_failed_at, now())
+           ELSE c.first_failed_at END,
+         state = CASE WHEN $4 AND r.exhausted THEN 'failed' ELSE 'queued' END,
+         reason = CASE WHEN $4 AND r.exhausted THEN 'retries_exhausted' ELSE c.reason END,
+         error_code = CASE WHEN $4 AND r.exhausted THEN $7 ELSE c.error_code END,
+         error_message = CASE WHEN $4 AND r.exhausted THEN $8 ELSE c.error_message END,
+         retry_at = CASE WHEN $4 AND r.exhausted THEN NULL
+           WHEN $3::float8 > 0 THEN now() + make_interval(secs => $3::float8) END
+       FROM r
+       WHERE c.campaign_id = $1 AND c.seq = r.seq
+       RETURNING c.state`,
+      [
+        campaignId,
+        seq,
+        retryInS,
+        counts !== null,
+        limit.attempts,
+        limit.spanS,
+        counts?.code ?? null,
+        counts?.message ?? null,
+      ],
     );
-    return counted.filter((row) => row.state === 'failed').length;
+    return row?.state ?? null;
   }
 
   /** Gives back what a worker claimed and did not send (the platform never had it). */

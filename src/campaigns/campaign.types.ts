@@ -85,7 +85,7 @@ export interface CampaignRecipient {
   error_message: string | null;
   wamid: string | null;
   sent_at: Date | null;
-  /** Times the platform would not take it now while others got through. */
+  /** Tries the platform refused that looked like its own fault (not an outage, not throttling). */
   attempts: number;
   /** Not sent again before this (throttled or unavailable). */
   retry_at: Date | null;

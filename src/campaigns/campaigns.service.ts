@@ -60,9 +60,6 @@ interface CampaignPlan {
 /** A form that breaks off or does not parse is the client's error: 400. */
 function malformedForm(error: unknown): AppException {
   if (error instanceof AppException) return error;
-  if ((error as { code?: unknown }).code === 'FST_INVALID_JSON_FIELD_ERROR') {
-    return AppException.validation([{ field: 'campaign', message: 'must be a JSON object' }]);
-  }
   return AppException.validation([
     { field: 'body', message: 'is not a complete multipart/form-data body' },
   ]);
@@ -164,7 +161,7 @@ export class CampaignsService {
       const field = part.fields.campaign;
       if (!field || Array.isArray(field) || field.type !== 'field') {
         throw AppException.validation([
-          { field: 'campaign', message: 'is required, before the file' },
+          { field: 'campaign', message: 'is required: a JSON object, before the file' },
         ]);
       }
       // A part sent as application/json arrives parsed; one sent as text is parsed here.

@@ -548,6 +548,19 @@ export class AppConfig {
   @Max(1, { message: 'CAMPAIGN_DAILY_LIMIT_SHARE must be a number from 0 to 1' })
   CAMPAIGN_DAILY_LIMIT_SHARE = 0.8;
 
+  /**
+   * A campaign recipient the platform keeps refusing for now (a code that
+   * is neither an outage nor throttling) ends failed after 10 tries, the
+   * first at least this long ago.
+   */
+  @Type(() => Number)
+  @IsInt({ message: 'CAMPAIGN_RETRY_FOR_S must be a whole number of seconds from 0 to 604800' })
+  @Min(0, { message: 'CAMPAIGN_RETRY_FOR_S must be a whole number of seconds from 0 to 604800' })
+  @Max(604800, {
+    message: 'CAMPAIGN_RETRY_FOR_S must be a whole number of seconds from 0 to 604800',
+  })
+  CAMPAIGN_RETRY_FOR_S = 3600;
+
   /** How long a handoff without `until` (or one the agent asked for) lasts. */
   @Type(() => Number)
   @IsNumber({}, { message: 'HANDOFF_DEFAULT_S must be a number of seconds from 1 to 2592000' })

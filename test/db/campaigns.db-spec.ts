@@ -130,38 +130,59 @@ describe('CampaignStore', () => {
     expect(await campaigns.sentToday('another-account')).toBe(0);
   });
 
-  it('requeue with a wait, countAttempts: a recipient waits its turn, and ends failed at the last try', async () => {
+  it('requeue: a wait the next claim respects; a try that counts, in the same statement, ends it failed at the limit', async () => {
     const instanceId = await insertInstance(context.db);
     const campaign = await campaigns.create(fields(instanceId), numbers(2, 970));
     await campaigns.transition(campaign.id, ['draft'], 'running');
     const [first] = await campaigns.claim(campaign.id, 'w', 1, 30);
     expect(first.attempts).toBe(0);
+    const failure = { code: 131000, message: 'Something went wrong' };
+    const limit = { attempts: 2, spanS: 0 };
+    const sendAgain = async () => {
+      await campaigns.markSending(campaign.id, first.seq, 'w', 30);
+      return campaigns.requeue(campaign.id, first.seq, 3600, failure, limit);
+    };
     await campaigns.markSending(campaign.id, first.seq, 'w', 30);
-    await campaigns.requeue(campaign.id, first.seq, 3600);
+    // An outage's try counts nothing.
+    expect(await campaigns.requeue(campaign.id, first.seq, 3600, null, limit)).toBe('queued');
     // Waiting: the next claim passes over it.
     expect((await campaigns.claim(campaign.id, 'w', 5, 30)).map((r) => r.seq)).toEqual([
       first.seq + 1,
     ]);
-    const failure = { seq: first.seq, code: 131000, message: 'Something went wrong' };
-    expect(await campaigns.countAttempts(campaign.id, [failure], 2)).toBe(0);
-    expect(await campaigns.countAttempts(campaign.id, [failure], 2)).toBe(1);
+    await context.db.query(
+      `UPDATE campaign_recipients SET retry_at = NULL, state = 'claimed', worker = 'w'
+       WHERE campaign_id = $1 AND seq = $2`,
+      [campaign.id, first.seq],
+    );
+    expect(await sendAgain()).toBe('queued');
+    await context.db.query(
+      `UPDATE campaign_recipients SET state = 'claimed', worker = 'w' WHERE campaign_id = $1 AND seq = $2`,
+      [campaign.id, first.seq],
+    );
+    expect(await sendAgain()).toBe('failed');
     const [failed] = await campaigns.recipients(campaign.id, 'failed', 0, 10);
     expect(failed).toMatchObject({
       seq: first.seq,
       reason: 'retries_exhausted',
       error_code: 131000,
       attempts: 2,
+      retry_at: null,
     });
-    // Only queued recipients count a try.
-    expect(await campaigns.countAttempts(campaign.id, [failure], 2)).toBe(0);
-    // Due again: claimed again.
+    // Not sending (anymore): nothing to put back.
+    expect(await campaigns.requeue(campaign.id, first.seq, 0, failure, limit)).toBeNull();
+
+    // The limit's span: 2 tries within it keep it queued.
     const other = await campaigns.create(fields(instanceId), numbers(1, 980));
     await campaigns.transition(other.id, ['draft'], 'running');
     const [again] = await campaigns.claim(other.id, 'w', 1, 30);
-    await campaigns.markSending(other.id, again.seq, 'w', 30);
-    await campaigns.requeue(other.id, again.seq, 0.001);
-    await waitUntilDue();
-    expect((await campaigns.claim(other.id, 'w', 1, 30)).map((r) => r.seq)).toEqual([again.seq]);
+    for (let tries = 0; tries < 3; tries++) {
+      await campaigns.markSending(other.id, again.seq, 'w', 30);
+      expect(
+        await campaigns.requeue(other.id, again.seq, 0.001, failure, { attempts: 2, spanS: 3600 }),
+      ).toBe('queued');
+      await waitUntilDue();
+      expect((await campaigns.claim(other.id, 'w', 1, 30)).map((r) => r.seq)).toEqual([again.seq]);
+    }
   });
 
   it('transition, startDue, running, stateOf: only from the allowed states; a due schedule runs', async () => {
