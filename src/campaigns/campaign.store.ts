@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
@@ -69,25 +70,17 @@ export class CampaignStore {
     finish: (kept: number) => { duplicates: number; invalid: number },
   ): Promise<Campaign> {
     return this.db.transaction(async (manager) => {
-      const created = await this.insertCampaign(
-        manager,
-        { ...campaign, duplicates: 0, invalid: 0 },
-        0,
-      );
+      // The list first, its campaign's row last: the row's creation event
+      // (its trigger) then carries the counts. The reference waits for the commit.
+      await manager.query('SET CONSTRAINTS campaign_recipients_campaign_id_fkey DEFERRED');
+      const id = randomUUID();
       let seq = 0;
       let kept = 0;
       for await (const batch of batches) {
-        kept += await this.insertRecipients(manager, created.id, seq, batch);
+        kept += await this.insertRecipients(manager, id, seq, batch);
         seq += batch.length;
       }
-      const { duplicates, invalid } = finish(kept);
-      const [done] = await rows<Campaign>(
-        manager,
-        `UPDATE campaigns SET recipients = $2, duplicates = $3, invalid = $4
-         WHERE id = $1 RETURNING *`,
-        [created.id, kept, duplicates, invalid],
-      );
-      return done;
+      return this.insertCampaign(manager, { ...campaign, ...finish(kept) }, kept, id);
     });
   }
 
@@ -95,12 +88,13 @@ export class CampaignStore {
     manager: EntityManager,
     campaign: NewCampaign,
     recipients: number,
+    id: string = randomUUID(),
   ): Promise<Campaign> {
     const [created] = await rows<Campaign>(
       manager,
       `INSERT INTO campaigns (instance_id, name, template_id, template_name, template_language,
-         template_category, components, start_at, rate_per_s, recipients, duplicates, invalid)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
+         template_category, components, start_at, rate_per_s, recipients, duplicates, invalid, id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING *`,
       [
         campaign.instanceId,
         campaign.name,
@@ -114,6 +108,7 @@ export class CampaignStore {
         recipients,
         campaign.duplicates,
         campaign.invalid,
+        id,
       ],
     );
     return created;

@@ -11,6 +11,7 @@ export async function buildIndex(
   queryRunner: QueryRunner,
   name: string,
   definition: string,
+  options: { unique?: boolean } = {},
 ): Promise<void> {
   const concurrently = queryRunner.isTransactionActive ? '' : 'CONCURRENTLY';
   const [left] = (await queryRunner.query(
@@ -18,7 +19,10 @@ export async function buildIndex(
     [name],
   )) as Array<{ valid: boolean }>;
   if (left && !left.valid) await queryRunner.query(`DROP INDEX ${concurrently} IF EXISTS ${name}`);
-  await queryRunner.query(`CREATE INDEX ${concurrently} IF NOT EXISTS ${name} ON ${definition}`);
+  const unique = options.unique ? 'UNIQUE ' : '';
+  await queryRunner.query(
+    `CREATE ${unique}INDEX ${concurrently} IF NOT EXISTS ${name} ON ${definition}`,
+  );
 }
 
 /** Drops index `name`, concurrently unless run in a transaction. */

@@ -71,6 +71,19 @@ describe('CampaignStore', () => {
       invalid: 1,
     }));
     expect(created).toMatchObject({ recipients: 4, duplicates: 1, invalid: 1 });
+    // Its one creation event has the counts (the list was written before the row).
+    expect(
+      await context.db.query(`SELECT data FROM events WHERE lane = $1`, [`campaign:${created.id}`]),
+    ).toEqual([
+      {
+        data: expect.objectContaining({
+          state: 'draft',
+          recipients: 4,
+          duplicates: 1,
+          invalid: 1,
+        }),
+      },
+    ]);
     expect(
       (await campaigns.recipients(created.id, null, 0, 10)).map((r) => r.to_number ?? r.user_id),
     ).toEqual([numbers(1)[0].to, numbers(2)[1].to, 'BR.ABC', numbers(1, 5)[0].to]);
