@@ -240,6 +240,7 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
       size,
       this.config.CAMPAIGN_LEASE_S,
     );
+    this.allowance.reserve(instance, claimed.length);
     if (claimed.length === 0) {
       const done = await this.store.completeIfDone(campaign.id);
       if (done) this.logger.log({ campaignId: campaign.id }, 'campaign completed');
@@ -382,7 +383,6 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
     }
     await this.store.markSent(campaign.id, recipient.seq, wamid);
     tally.sent++;
-    this.allowance.used(instance, 1);
     const record = {
       instanceId: instance.id,
       recipient: to,

@@ -402,7 +402,7 @@ export class CampaignsService {
       instance &&
       campaign.state === 'running' &&
       progress.queued > 0 &&
-      (await this.allowance.left(instance)) <= 0;
+      (await this.allowance.left(instance, true)) <= 0;
     return CampaignDto.from(campaign, progress, waiting ? 'daily_limit' : null);
   }
 }

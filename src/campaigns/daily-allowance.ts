@@ -22,15 +22,25 @@ export class DailyAllowance {
     private readonly config: AppConfig,
   ) {}
 
-  /** Infinity when the business has no known limit. */
-  async left(instance: Instance): Promise<number> {
+  /**
+   * Infinity when the business has no known limit. `fresh`: as PostgreSQL
+   * has it now, without this process's reservations (what a reader is shown).
+   */
+  async left(instance: Instance, fresh = false): Promise<number> {
     if (instance.daily_limit === null) return Infinity;
     const share = Math.floor(instance.daily_limit * this.config.CAMPAIGN_DAILY_LIMIT_SHARE);
-    return Math.max(0, share - (await this.sent(instance.channel_account_id)));
+    const sent = fresh
+      ? await this.store.sentToday(instance.channel_account_id)
+      : await this.sent(instance.channel_account_id);
+    return Math.max(0, share - sent);
   }
 
-  /** Counts sends this process made since it last read the count. */
-  used(instance: Instance, sends: number): void {
+  /**
+   * Counts recipients this process is about to send to until it reads the
+   * count again, so its campaigns of one business running side by side do
+   * not each spend the same allowance.
+   */
+  reserve(instance: Instance, sends: number): void {
     const count = this.counts.get(instance.channel_account_id);
     if (count) count.sent += sends;
   }

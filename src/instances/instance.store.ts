@@ -62,10 +62,16 @@ export class InstanceStore {
   /** Inserts the instance; a second one for the same number fails with a unique violation. */
   async insert(instance: NewInstance): Promise<Instance> {
     const columns = Object.keys(instance) as Array<keyof NewInstance>;
+    const account = columns.indexOf('channel_account_id') + 1;
+    // The business's daily limit, as its account's other numbers know it.
     const [row] = await rows<Instance>(
       this.db,
-      `INSERT INTO instances (${columns.join(', ')})
-       VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING *`,
+      `INSERT INTO instances (${columns.join(', ')}, daily_limit)
+       VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')},
+         (SELECT s.daily_limit FROM instances s
+          WHERE s.channel_account_id = $${account}::varchar AND s.daily_limit IS NOT NULL
+          ORDER BY s.updated_at DESC LIMIT 1))
+       RETURNING *`,
       columns.map((column) => instance[column]),
     );
     return row;

@@ -8,7 +8,8 @@ describe('dailyLimitOf', () => {
     expect(dailyLimitOf('TIER_100K')).toBe(100_000);
     expect(dailyLimitOf('TIER_UNLIMITED')).toBeNull();
     expect(dailyLimitOf('TIER_X')).toBeUndefined();
-    expect(dailyLimitOf(-1)).toBeUndefined();
+    expect(dailyLimitOf(-1)).toBeNull();
+    expect(dailyLimitOf(-2)).toBeUndefined();
     expect(dailyLimitOf(1.5)).toBeUndefined();
     expect(dailyLimitOf(undefined)).toBeUndefined();
   });

@@ -97,14 +97,18 @@ export interface NumberQualityValue {
 /** `business_capability_update`: the business portfolio's limits (the entry names its account). */
 export interface BusinessCapabilityValue {
   max_daily_conversations_per_business?: number | string;
+  /** The field's older name. */
+  max_daily_conversation_per_phone?: number | string;
   max_phone_numbers_per_waba?: number;
 }
 
 /**
- * A daily limit as the platform writes it: a number, or a tier (`TIER_1K`,
- * `TIER_250`, `TIER_UNLIMITED`); null for unlimited, undefined when unread.
+ * A daily limit as the platform writes it: a number (-1: unlimited), or a
+ * tier (`TIER_1K`, `TIER_250`, `TIER_UNLIMITED`); null for unlimited,
+ * undefined when unread.
  */
 export function dailyLimitOf(value: unknown): number | null | undefined {
+  if (value === -1) return null;
   if (typeof value === 'number')
     return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
   if (typeof value !== 'string') return undefined;

@@ -156,7 +156,10 @@ export class InboundService implements DeliveryHandler {
           ) {
             upgrades.push(change.value.display_phone_number);
           } else if (change?.field === 'business_capability_update' && change.value) {
-            const limit = dailyLimitOf(change.value.max_daily_conversations_per_business);
+            const limit = dailyLimitOf(
+              change.value.max_daily_conversations_per_business ??
+                change.value.max_daily_conversation_per_phone,
+            );
             if (typeof entry.id === 'string' && limit !== undefined) limits.set(entry.id, limit);
           } else if (isTemplateField(change?.field) && change.value) {
             templateEvents.push({ entry, field: change.field, value: change.value, receivedAt });

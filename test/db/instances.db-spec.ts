@@ -87,7 +87,11 @@ describe('InstanceStore', () => {
     );
     expect(await instances.setDailyLimit(account, 2000)).toEqual([]);
     expect((await instances.findById(other.id))?.daily_limit).toBeNull();
+    // insert: a new number of the account knows the business's limit from the start.
+    const later = await instances.insert(newInstance({ channel_account_id: account }));
+    expect(later.daily_limit).toBe(2000);
     expect((await instances.setDailyLimit(account, null)).map((i) => i.daily_limit)).toEqual([
+      null,
       null,
       null,
     ]);
