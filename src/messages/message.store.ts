@@ -327,13 +327,16 @@ export class MessageStore implements ContactSummaries {
   }
 
   /**
-   * The template message the contact last got in the 24 hours before a
-   * turn's first message, among their 100 messages before it: the one the
-   * customer is answering. Null when there is none.
+   * The template message a turn's customer is answering: the one a message
+   * of the turn quotes (`quoted`: a button's reply names it), else the last
+   * the contact got in the 24 hours up to the turn's first message (a
+   * message's time is the platform's, in whole seconds: a template of that
+   * second counts as before it). Null when there is none.
    */
   async templateBefore(
     contactId: string,
     turnId: string,
+    quoted: string[] = [],
   ): Promise<{
     wamid: string;
     template_name: string;
@@ -347,19 +350,29 @@ export class MessageStore implements ContactSummaries {
       sent_at: Date;
     }>(
       this.db,
-      `WITH first AS (SELECT min(seq) AS seq, min(created_at) AS at FROM messages WHERE turn_id = $2),
-       recent AS (
-         SELECT m.wamid, m.body, m.type, m.direction, m.created_at, m.seq
-         FROM messages m, first
-         WHERE m.contact_id = $1 AND m.seq < first.seq
-         ORDER BY m.seq DESC LIMIT 100)
-       SELECT r.wamid, r.body->>'template_name' AS template_name, r.body->>'language' AS language,
-         r.created_at AS sent_at
-       FROM recent r, first
-       WHERE r.direction = 'outbound' AND r.type = 'template'
-         AND r.created_at > first.at - interval '24 hours'
-       ORDER BY r.seq DESC LIMIT 1`,
-      [contactId, turnId],
+      // The contact's messages by arrival second: ix_messages_contact_arrival reads one day of them.
+      `WITH first AS (
+         SELECT date_trunc('second', min(created_at) AT TIME ZONE 'UTC') AS at
+         FROM messages WHERE turn_id = $2)
+       SELECT wamid, template_name, language, sent_at FROM (
+         (SELECT m.wamid, m.body->>'template_name' AS template_name,
+            m.body->>'language' AS language, m.created_at AS sent_at, 0 AS rank
+          FROM messages m
+          WHERE m.contact_id = $1 AND m.wamid = ANY($3::text[])
+            AND m.direction = 'outbound' AND m.type = 'template'
+          LIMIT 1)
+         UNION ALL
+         (SELECT m.wamid, m.body->>'template_name', m.body->>'language', m.created_at, 1
+          FROM messages m, first
+          WHERE m.contact_id = $1
+            AND date_trunc('second', m.created_at AT TIME ZONE 'UTC')
+              BETWEEN first.at - interval '24 hours' AND first.at
+            AND m.direction = 'outbound' AND m.type = 'template'
+          ORDER BY date_trunc('second', m.created_at AT TIME ZONE 'UTC') DESC,
+            m.received_at DESC, m.seq DESC
+          LIMIT 1)) found
+       ORDER BY rank LIMIT 1`,
+      [contactId, turnId, quoted],
     );
     return found?.template_name ? found : null;
   }

@@ -162,8 +162,14 @@ export class TurnRunner {
   }
 
   /** The template (and campaign) the customer is answering, for the agent. */
-  private async answering(turn: ActiveTurn): Promise<AgentAnswering | null> {
-    const template = await this.messages.templateBefore(turn.contact_id, turn.id);
+  private async answering(
+    turn: ActiveTurn,
+    messages: InboundMessage[],
+  ): Promise<AgentAnswering | null> {
+    const quoted = messages.flatMap((message) =>
+      typeof message.context?.id === 'string' ? [message.context.id] : [],
+    );
+    const template = await this.messages.templateBefore(turn.contact_id, turn.id, quoted);
     if (!template) return null;
     const campaign = await this.campaigns.sentWith(template.wamid);
     return {
@@ -190,7 +196,7 @@ export class TurnRunner {
       instance,
       contact,
       messages,
-      await this.answering(turn),
+      await this.answering(turn, messages),
     );
     const settings = this.instances.agentSettings(instance);
     // One of the instance's few call slots, or the turn waits without holding a worker.

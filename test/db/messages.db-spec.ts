@@ -490,7 +490,7 @@ describe('MessageStore', () => {
   });
 
   describe('templateBefore', () => {
-    it("is the contact's last template message before the turn, within 24 hours of it", async () => {
+    it("is the template a message quotes, else the contact's last one up to the turn's first message, within 24 hours", async () => {
       const instanceId = await insertInstance(context.db);
       const number = '5511900000045';
       const contactId = await newContact(instanceId, { waId: number });
@@ -501,31 +501,47 @@ describe('MessageStore', () => {
         });
       const older = template('older_offer');
       const answered = template('shipping_update');
+      const later = template('sent_after');
       await store.insertOutbound([older]);
       await store.insertOutbound([answered]);
       await store.insertOutbound([outbound(instanceId, number)]);
-      const question = inbound(number, contactId, { sentAt: new Date(), receivedAt: new Date() });
+      await store.insertOutbound([later]);
+      // The customer wrote at 12:00:10 (the platform's time); the answer's turn was
+      // stored after all three, as a backlog would store it.
+      const question = inbound(number, contactId, {
+        sentAt: new Date('2026-11-20T12:00:10Z'),
+        receivedAt: new Date('2026-11-20T12:00:30Z'),
+      });
       await store.insertInbound(instanceId, true, [question]);
+      const at = async (wamid: string, iso: string) =>
+        context.db.query('UPDATE messages SET created_at = $2 WHERE wamid = $1', [wamid, iso]);
+      await at(older.wamid, '2026-11-20T09:00:00Z');
+      await at(answered.wamid, '2026-11-20T11:59:00Z');
+      // Sent 5 s after the customer wrote: not what they answer.
+      await at(later.wamid, '2026-11-20T12:00:15Z');
       const turnId = randomUUID();
       await context.db.query('UPDATE messages SET turn_id = $1 WHERE wamid = $2', [
         turnId,
         question.wamid,
       ]);
-      // A template sent after the turn's message is not what it answers.
-      await store.insertOutbound([template('later_one')]);
 
       expect(await store.templateBefore(contactId, turnId)).toEqual({
         wamid: answered.wamid,
         template_name: 'shipping_update',
         language: 'pt_BR',
-        sent_at: expect.any(Date),
+        sent_at: new Date('2026-11-20T11:59:00Z'),
       });
-      // Sent more than a day before the customer wrote: answered no longer.
-      await context.db.query(
-        `UPDATE messages SET created_at = created_at - interval '25 hours'
-         WHERE wamid = ANY($1::text[])`,
-        [[older.wamid, answered.wamid]],
+      // A button's reply quotes its template: that one, whenever it was sent.
+      expect((await store.templateBefore(contactId, turnId, [older.wamid]))?.wamid).toBe(
+        older.wamid,
       );
+      // A quoted message that is no template of this contact's is passed over.
+      expect((await store.templateBefore(contactId, turnId, ['wamid.none']))?.wamid).toBe(
+        answered.wamid,
+      );
+      // Sent more than a day before the customer wrote: answered no longer.
+      await at(answered.wamid, '2026-11-19T11:00:00Z');
+      await at(older.wamid, '2026-11-19T09:00:00Z');
       expect(await store.templateBefore(contactId, turnId)).toBeNull();
       const other = await newContact(instanceId, { waId: '5511900000046' });
       expect(await store.templateBefore(other, turnId)).toBeNull();
