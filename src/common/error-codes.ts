@@ -27,6 +27,7 @@ export const ERROR_STATUS = {
   event_subscription_limit: 409,
   event_replay_running: 409,
   campaign_state_conflict: 409,
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
   service_window_closed: 422,
@@ -83,6 +84,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
     'a replay of the event subscription is running already; send another once it has answered',
   campaign_state_conflict:
     'a campaign action its state does not allow (start a draft; pause a scheduled or running one; resume a paused one; cancel one that has not ended); `details` gives its state',
+  request_timeout:
+    'an upload whose client stopped sending it for longer than PLATFORM_TIMEOUT_MS (the platform was not at fault)',
   payload_too_large: 'the body or upload is over its limit (the message says the limit)',
   unsupported_media_type: 'an upload of a type the platform does not take',
   service_window_closed:

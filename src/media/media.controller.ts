@@ -115,6 +115,10 @@ export class MediaController {
       ),
       summary: 'a type the platform does not take',
     },
+    {
+      error: new AppException('request_timeout', 'The upload stopped arriving for 10 s'),
+      summary: 'the client stopped sending the file',
+    },
     PLATFORM_INVALID_TOKEN,
     PLATFORM_UNAVAILABLE,
   )

@@ -72,14 +72,23 @@ export interface MediaDownload {
  */
 class IdleWatch {
   readonly controller = new AbortController();
+  /** Whether the body was sent whole: an abort before that is the client's stall. */
+  bodySent = false;
   private timer?: NodeJS.Timeout;
+  private stopped = false;
 
   constructor(private readonly idleMs: number) {
     this.touch();
   }
 
+  /** Whether it gave up while the client was still to send the body. */
+  get clientStalled(): boolean {
+    return this.controller.signal.aborted && !this.bodySent;
+  }
+
   touch(): void {
     clearTimeout(this.timer);
+    if (this.stopped) return;
     this.timer = setTimeout(() => this.controller.abort(), this.idleMs);
   }
 
@@ -88,10 +97,12 @@ class IdleWatch {
       this.touch();
       yield chunk;
     }
+    this.bodySent = true;
     this.touch();
   }
 
   stop(): void {
+    this.stopped = true;
     clearTimeout(this.timer);
   }
 }
@@ -412,7 +423,18 @@ export class PlatformClient implements OnApplicationShutdown {
       attempts: 1,
       timeout: 0,
       signal: idle.controller.signal,
-    }).finally(() => idle.stop());
+    })
+      .catch((error: unknown) => {
+        // The client stopped sending its file: its fault, not the platform's.
+        if (idle.clientStalled) {
+          throw new AppException(
+            'request_timeout',
+            `The upload stopped arriving for ${this.config.PLATFORM_TIMEOUT_MS / 1000} s`,
+          );
+        }
+        throw error;
+      })
+      .finally(() => idle.stop());
     if (typeof answer.id !== 'string') {
       throw new PlatformError({
         kind: 'unavailable',

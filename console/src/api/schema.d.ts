@@ -1258,7 +1258,7 @@ export interface components {
              * @example validation_failed
              * @enum {string}
              */
-            code: "validation_failed" | "invalid_json" | "unauthorized" | "invalid_credentials" | "invalid_signature" | "forbidden" | "instance_forbidden" | "invalid_verify_token" | "not_found" | "instance_not_found" | "api_key_not_found" | "account_not_found" | "message_not_found" | "turn_not_found" | "event_subscription_not_found" | "event_delivery_not_found" | "contact_not_found" | "template_id_not_found" | "campaign_not_found" | "method_not_allowed" | "instance_inactive" | "instance_exists" | "account_exists" | "turn_not_retryable" | "event_subscription_limit" | "event_replay_running" | "campaign_state_conflict" | "payload_too_large" | "unsupported_media_type" | "service_window_closed" | "event_target_refused" | "event_replay_timeout" | "contact_opted_out" | "template_not_found" | "template_not_approved" | "template_parameter_mismatch" | "template_text_too_long" | "template_policy_violation" | "platform_rejected" | "rate_limited" | "platform_rate_limited" | "internal_error" | "platform_unavailable" | "unavailable";
+            code: "validation_failed" | "invalid_json" | "unauthorized" | "invalid_credentials" | "invalid_signature" | "forbidden" | "instance_forbidden" | "invalid_verify_token" | "not_found" | "instance_not_found" | "api_key_not_found" | "account_not_found" | "message_not_found" | "turn_not_found" | "event_subscription_not_found" | "event_delivery_not_found" | "contact_not_found" | "template_id_not_found" | "campaign_not_found" | "method_not_allowed" | "instance_inactive" | "instance_exists" | "account_exists" | "turn_not_retryable" | "event_subscription_limit" | "event_replay_running" | "campaign_state_conflict" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "service_window_closed" | "event_target_refused" | "event_replay_timeout" | "contact_opted_out" | "template_not_found" | "template_not_approved" | "template_parameter_mismatch" | "template_text_too_long" | "template_policy_violation" | "platform_rejected" | "rate_limited" | "platform_rate_limited" | "internal_error" | "platform_unavailable" | "unavailable";
             /** @example pin: must be exactly 6 digits */
             message: string;
             /** @description validation_failed: { field, message } for every failing field; platform_rejected (and other platform answers): { code, message, fbtrace_id }; template_not_found: { name, language, languages }; template_not_approved: { status, reason }; campaign_state_conflict: { state } */
@@ -7112,6 +7112,15 @@ export interface operations {
             };
             /** @description `instance_not_found`: no instance with that id */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `request_timeout`: an upload whose client stopped sending it for longer than PLATFORM_TIMEOUT_MS (the platform was not at fault) */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
