@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   Injectable,
   Logger,
@@ -124,8 +123,10 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
   private readonly states = new Map<string, { state: string; at: number }>();
   /** The batch each campaign has going in this worker. */
   private readonly active = new Map<string, Promise<void>>();
-  /** Ends the loop's wait: a batch sent something, its campaign may go on. */
-  private wakeUp?: () => void;
+  /** Ends the loop's wait (a batch sent something, its campaign may go on). */
+  private waiter?: () => void;
+  /** A batch sent while the loop was not waiting: the next wait ends at once. */
+  private woken = false;
   /** Campaigns the platform took nothing of lately, not tried again before `until`. */
   private readonly holds = new Map<string, { until: number; waitMs: number }>();
 
@@ -160,7 +161,6 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
     let recoveredAt = 0;
     while (!this.stopped) {
       let wait = POLL_MS;
-      const woken = new Promise<void>((resolve) => (this.wakeUp = resolve));
       try {
         await this.store.startDue();
         // Leases run out no sooner than this: looking more often finds nothing.
@@ -171,7 +171,9 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
             this.logger.warn(recovered, 'campaign recipients of a stopped worker taken back');
           }
         }
-        for (const campaign of await this.store.running()) {
+        const running = await this.store.running();
+        this.forgetAllBut(new Set(running.map((campaign) => campaign.id)));
+        for (const campaign of running) {
           if (this.stopped || this.active.size >= PARALLEL_CAMPAIGNS) break;
           if (!this.active.has(campaign.id)) this.start(campaign);
         }
@@ -181,12 +183,39 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
         this.logger.warn({ err: (error as Error).message }, 'campaign round failed');
       }
       // Until a batch that sent ends (its campaign goes on at once) or the wait is over.
-      await Promise.race([
-        woken,
-        sleep(wait, undefined, { signal: this.stopping.signal }).catch(() => undefined),
-      ]);
+      await this.rest(wait);
     }
     await Promise.allSettled(this.active.values());
+  }
+
+  /** Waits `ms`, or less when woken (a batch sent) or stopping; a wake-up that came early counts. */
+  private rest(ms: number): Promise<void> {
+    if (this.woken || this.stopped) {
+      this.woken = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.stopping.signal.removeEventListener('abort', done);
+        this.waiter = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.stopping.signal.addEventListener('abort', done, { once: true });
+      this.waiter = done;
+    });
+  }
+
+  private wakeUp(): void {
+    if (this.waiter) this.waiter();
+    else this.woken = true;
+  }
+
+  /** What this worker keeps of campaigns that no longer run goes. */
+  private forgetAllBut(running: Set<string>): void {
+    for (const id of this.holds.keys()) if (!running.has(id)) this.holds.delete(id);
+    for (const id of this.states.keys()) if (!running.has(id)) this.states.delete(id);
   }
 
   /**
@@ -197,7 +226,7 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
     const batch = this.runBatch(campaign)
       .then(
         (sent) => {
-          if (sent) this.wakeUp?.();
+          if (sent) this.wakeUp();
         },
         (error: unknown) => {
           // The database or Redis away: this campaign waits a little.
