@@ -38,6 +38,7 @@ const DETAIL_FIELDS = [
   'agent',
   'send_rate',
   'marketing_messages',
+  'daily_limit',
 ].sort();
 
 describe('admin: instances', () => {
