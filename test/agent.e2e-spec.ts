@@ -135,6 +135,46 @@ describe('buffering and the agent', () => {
     expect(await status()).toBe('done');
   });
 
+  it('gives a message the platform cannot show (131060) to the agent as a placeholder with its reason, and answers the lead', async () => {
+    const unavailable = {
+      from: '5511911110077',
+      id: `wamid.unsupported${++sequence}`,
+      timestamp: String(Math.floor(Date.now() / 1000)),
+      errors: [
+        {
+          code: 131060,
+          title: 'This message is currently unavailable.',
+          message: 'This message is currently unavailable.',
+          error_data: { details: 'Message is currently unavailable.' },
+        },
+      ],
+      type: 'unsupported',
+    };
+    await deliver(
+      [unavailable],
+      [{ wa_id: '5511911110077', user_id: 'BR.13491208655302741918', profile: { name: 'Lead' } }],
+    );
+    await waitFor(() => sentTexts('5511911110077').length === 1);
+    const call = agent.calls.find((c) => c.body.contact.wa_id === '5511911110077')!;
+    expect(call.body.contact).toMatchObject({ name: 'Lead', user_id: 'BR.13491208655302741918' });
+    expect(call.body.messages).toEqual([
+      {
+        id: unavailable.id,
+        type: 'unsupported',
+        timestamp: unavailable.timestamp,
+        text: '[a message the platform cannot show: This message is currently unavailable.]',
+        content: {},
+        placeholder: { reason: 'This message is currently unavailable.', code: 131060 },
+      },
+    ]);
+    // The conversation keeps it, with the platform's reason.
+    const [stored] = await db.query<{ type: string; body: { errors: Array<{ code: number }> } }>(
+      'SELECT type, body FROM messages WHERE wamid = $1',
+      [unavailable.id],
+    );
+    expect(stored).toMatchObject({ type: 'unsupported', body: { errors: [{ code: 131060 }] } });
+  });
+
   it('gathers a burst into one batch in timestamp order', async () => {
     const from = '5511911110002';
     const now = Math.floor(Date.now() / 1000);

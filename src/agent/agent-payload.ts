@@ -42,10 +42,34 @@ export interface AgentMessage {
   text: string;
   context?: { from?: string; id?: string };
   content: unknown;
+  /**
+   * A message the platform could not show (`unsupported`, or its error
+   * 131060: often the first message of a click-to-chat ad): a lead to answer,
+   * with the platform's reason.
+   */
+  placeholder?: { reason: string; code: number | null };
+}
+
+/** The platform's code for a message it cannot show now. */
+const UNAVAILABLE_CODE = 131060;
+
+/** Why the platform could not show a message, when it could not. */
+export function placeholderOf(message: InboundMessage): AgentMessage['placeholder'] {
+  const errors = Array.isArray(message.errors) ? (message.errors as unknown[]) : [];
+  const first = (errors[0] ?? {}) as { code?: unknown; title?: unknown; message?: unknown };
+  const code = typeof first.code === 'number' ? first.code : null;
+  if (message.type !== 'unsupported' && code !== UNAVAILABLE_CODE) return undefined;
+  const reason =
+    (typeof first.title === 'string' && first.title) ||
+    (typeof first.message === 'string' && first.message) ||
+    'The platform does not support this message type.';
+  return { reason, code };
 }
 
 /** The words a person would read in a message: body, caption, reply title, place, emoji. */
 export function messageText(message: InboundMessage): string {
+  const placeholder = placeholderOf(message);
+  if (placeholder) return `[a message the platform cannot show: ${placeholder.reason}]`;
   const content = (message[message.type] ?? {}) as Record<string, unknown>;
   const str = (value: unknown): string => (typeof value === 'string' ? value : '');
   switch (message.type) {
@@ -82,14 +106,18 @@ export function buildAgentRequest(
   messages: InboundMessage[],
   answering?: AgentAnswering | null,
 ): AgentRequest {
-  const agentMessages = messages.map((message) => ({
-    id: message.id,
-    type: message.type,
-    timestamp: message.timestamp,
-    text: messageText(message),
-    ...(message.context ? { context: message.context } : {}),
-    content: message[message.type] ?? {},
-  }));
+  const agentMessages = messages.map((message) => {
+    const placeholder = placeholderOf(message);
+    return {
+      id: message.id,
+      type: message.type,
+      timestamp: message.timestamp,
+      text: messageText(message),
+      ...(message.context ? { context: message.context } : {}),
+      content: message[message.type] ?? {},
+      ...(placeholder ? { placeholder } : {}),
+    };
+  });
   return {
     batch_id: batchId,
     instance: {

@@ -188,9 +188,21 @@ function Body({ message }: { message: Message }): ComponentChildren {
       return <p class="text">↩ {str(obj(content.button).text)}</p>;
     case 'template':
       return <p class="text">📋 {str(content.template_name)}</p>;
+    case 'unsupported':
+      // A lead the platform cannot show (often a click-to-chat ad's first message): say why.
+      return (
+        <p class="muted">{t('conversation.unavailable', { reason: unavailableReason(content) })}</p>
+      );
     default:
       return <p class="muted">{t('conversation.unsupported', { type: message.type })}</p>;
   }
+}
+
+/** The platform's reason for a message it cannot show. */
+function unavailableReason(content: Content): string {
+  const first = obj(Array.isArray(content.errors) ? (content.errors as unknown[])[0] : undefined);
+  const reason = str(first.title) || str(first.message);
+  return typeof first.code === 'number' ? `${reason} (${first.code})`.trim() : reason;
 }
 
 /** A message in a line: its text, or its caption, or what kind it is (a quote, a list's last message). */
@@ -233,6 +245,8 @@ export function preview(message: Message): string {
       return `↩ ${str(obj(content.button).text)}`;
     case 'template':
       return `📋 ${str(content.template_name)}`;
+    case 'unsupported':
+      return t('conversation.unavailable', { reason: unavailableReason(content) });
     default:
       return t('conversation.unsupported', { type: message.type });
   }
