@@ -1,4 +1,4 @@
-import { createHmac, randomInt } from 'node:crypto';
+import { createHmac, randomInt, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -473,6 +473,15 @@ export interface WebhookTarget {
 
 let simulatedMessages = 0;
 
+/** The webhook fields whose value names its number (metadata): the others name the account. */
+const NUMBER_FIELDS = new Set([
+  'messages',
+  'user_preferences',
+  'smb_message_echoes',
+  'history',
+  'smb_app_state_sync',
+]);
+
 /** The platform's webhook envelope for one change (`messages` or a template event) of the target's number. */
 export function envelope(
   target: Pick<WebhookTarget, 'phoneNumberId' | 'displayPhoneNumber' | 'channelAccountId'>,
@@ -489,17 +498,16 @@ export function envelope(
         changes: [
           {
             field,
-            value:
-              field === 'messages'
-                ? {
-                    messaging_product: 'messenger',
-                    metadata: {
-                      display_phone_number: target.displayPhoneNumber ?? '15550783881',
-                      phone_number_id: target.phoneNumberId,
-                    },
-                    ...value,
-                  }
-                : value,
+            value: NUMBER_FIELDS.has(field)
+              ? {
+                  messaging_product: 'messenger',
+                  metadata: {
+                    display_phone_number: target.displayPhoneNumber ?? '15550783881',
+                    phone_number_id: target.phoneNumberId,
+                  },
+                  ...value,
+                }
+              : value,
           },
         ],
       },
@@ -708,6 +716,56 @@ export function simulateBusinessCapability(
     envelope(target, 'business_capability_update', {
       max_daily_conversations_per_business: maxDailyConversations,
       max_phone_numbers_per_waba: 25,
+    }),
+  );
+}
+
+/** A customer stops (`stop`) or resumes (`resume`) marketing messages in the app (`user_preferences`). */
+export function simulateUserPreference(
+  target: WebhookTarget,
+  waId: string,
+  value: 'stop' | 'resume',
+  timestamp = Math.floor(Date.now() / 1000),
+): Promise<number> {
+  return deliverSigned(
+    target,
+    envelope(target, 'user_preferences', {
+      contacts: [{ profile: { name: 'Cliente' }, wa_id: waId }],
+      user_preferences: [
+        {
+          wa_id: waId,
+          detail: `User requested to ${value} marketing messages`,
+          category: 'marketing_messages',
+          value,
+          timestamp,
+        },
+      ],
+    }),
+  );
+}
+
+/** A message the platform cannot show (`unsupported`, error 131060): often a click-to-chat ad's first. */
+export function simulateUnavailableMessage(target: WebhookTarget, waId: string): Promise<number> {
+  return deliverSigned(
+    target,
+    envelope(target, 'messages', {
+      contacts: [{ profile: { name: 'Cliente' }, wa_id: waId }],
+      messages: [
+        {
+          from: waId,
+          id: `wamid.unavailable-${randomUUID()}`,
+          timestamp: String(Math.floor(Date.now() / 1000)),
+          errors: [
+            {
+              code: 131060,
+              title: 'This message is currently unavailable.',
+              message: 'This message is currently unavailable.',
+              error_data: { details: 'Message is currently unavailable.' },
+            },
+          ],
+          type: 'unsupported',
+        },
+      ],
     }),
   );
 }

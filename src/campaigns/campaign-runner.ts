@@ -11,6 +11,7 @@ import type { Instance } from '../instances/instance.types.js';
 import { InstancesService } from '../instances/instances.service.js';
 import { MessagesService, type Recipient } from '../messages/messages.service.js';
 import { PlatformError, INVALID_TOKEN_PLATFORM_CODE } from '../platform/platform.errors.js';
+import { MARKETING_STOPPED_CODE } from '../platform/webhook-payload.js';
 import type { PlatformMessage } from '../platform/platform-message.js';
 import { buildPlatformMessage } from '../send/outbound-message.builder.js';
 import { OutboundRecordQueue } from '../send/outbound-records.js';
@@ -275,16 +276,17 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
       if (done) this.logger.log({ campaignId: campaign.id }, 'campaign completed');
       return false;
     }
+    const parts = template!.components ?? [];
+    const format = template!.parameterFormat ?? parameterFormatOf(null, parts);
+    const slots = templateSlots(parts);
+    // The category the template has now decides where marketing goes, and who stopped it.
+    const marketing = template!.category === 'MARKETING';
     const optedOut = await this.contacts.optedOut(
       instance.id,
       claimed.flatMap((r) => (r.to_number ? [r.to_number] : [])),
       claimed.flatMap((r) => (r.user_id ? [r.user_id] : [])),
+      marketing,
     );
-    const parts = template!.components ?? [];
-    const format = template!.parameterFormat ?? parameterFormatOf(null, parts);
-    const slots = templateSlots(parts);
-    // The category the template has now decides where marketing goes.
-    const marketing = template!.category === 'MARKETING';
     const left = [...claimed];
     const tally: BatchTally = { sent: 0, retried: [] };
     let stop = false;
@@ -300,8 +302,9 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
           return;
         }
         const address = recipient.to_number ?? recipient.user_id!;
-        if (optedOut.has(address)) {
-          await this.store.finish(campaign.id, recipient.seq, 'skipped', 'opted_out');
+        const out = optedOut.get(address);
+        if (out) {
+          await this.store.finish(campaign.id, recipient.seq, 'skipped', out);
           continue;
         }
         const components = componentsFor(
@@ -493,6 +496,15 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
         retryInS,
       });
       throw new BatchStop(failure.kind);
+    }
+    if (failure.platformCode === MARKETING_STOPPED_CODE && recipient.to_number) {
+      // The customer stopped marketing messages: the next campaigns pass over them.
+      await this.contacts.setMarketingPreference(
+        instance.id,
+        recipient.to_number,
+        true,
+        new Date(),
+      );
     }
     await this.store.finish(campaign.id, recipient.seq, 'failed', 'platform_rejected', {
       code: failure.platformCode,

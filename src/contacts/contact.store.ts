@@ -249,18 +249,74 @@ export class ContactStore {
     return contact ?? null;
   }
 
-  /** Of these numbers and user ids, those whose contact opted out (a stop word). */
-  async optedOut(instanceId: string, numbers: string[], userIds: string[]): Promise<Set<string>> {
-    const found = await rows<{ address: string }>(
+  /**
+   * Of these numbers and user ids, those whose contact opted out, and why:
+   * `opted_out` (a stop word), or `marketing_opted_out` (stopped marketing
+   * messages in the app) when `marketing`.
+   */
+  async optedOut(
+    instanceId: string,
+    numbers: string[],
+    userIds: string[],
+    marketing = false,
+  ): Promise<Map<string, 'opted_out' | 'marketing_opted_out'>> {
+    const found = await rows<{ address: string; reason: 'opted_out' | 'marketing_opted_out' }>(
       this.db,
-      `SELECT wa_id AS address FROM contacts
-       WHERE instance_id = $1 AND wa_id = ANY($2::text[]) AND opted_out_at IS NOT NULL
-       UNION
-       SELECT user_id FROM contacts
-       WHERE instance_id = $1 AND user_id = ANY($3::text[]) AND opted_out_at IS NOT NULL`,
-      [instanceId, numbers, userIds],
+      `SELECT address, reason FROM (
+         SELECT wa_id AS address, opted_out_at, marketing_opted_out_at FROM contacts
+         WHERE instance_id = $1 AND wa_id = ANY($2::text[])
+         UNION ALL
+         SELECT user_id, opted_out_at, marketing_opted_out_at FROM contacts
+         WHERE instance_id = $1 AND user_id = ANY($3::text[])) c,
+       LATERAL (SELECT CASE WHEN c.opted_out_at IS NOT NULL THEN 'opted_out'
+         WHEN $4 AND c.marketing_opted_out_at IS NOT NULL THEN 'marketing_opted_out' END
+         AS reason) r
+       WHERE r.reason IS NOT NULL`,
+      [instanceId, numbers, userIds, marketing],
     );
-    return new Set(found.map((row) => row.address));
+    return new Map(found.map((row) => [row.address, row.reason]));
+  }
+
+  /**
+   * A customer's marketing preference (`stop` or `resume`) at `at`: applied
+   * unless a later one was (re-delivered webhooks change nothing). The
+   * contact by number; null when the instance has none.
+   */
+  async setMarketingPreference(
+    instanceId: string,
+    waId: string,
+    stop: boolean,
+    at: Date,
+  ): Promise<string | null> {
+    const [contact] = await rows<{ id: string }>(
+      this.db,
+      `UPDATE contacts SET
+         marketing_opted_out_at = CASE WHEN $3 THEN COALESCE(marketing_opted_out_at, $4) END,
+         marketing_pref_at = $4
+       WHERE instance_id = $1 AND wa_id = $2
+         AND (marketing_pref_at IS NULL OR marketing_pref_at <= $4)
+       RETURNING id`,
+      [instanceId, waId, stop, at],
+    );
+    return contact?.id ?? null;
+  }
+
+  /** Whether the contact a send names stopped marketing messages. */
+  async marketingOptedOut(
+    instanceId: string,
+    address: string,
+    byNumber: boolean,
+  ): Promise<boolean> {
+    const [found] = await rows<{ out: boolean }>(
+      this.db,
+      byNumber
+        ? `SELECT marketing_opted_out_at IS NOT NULL AS out FROM contacts
+           WHERE instance_id = $1 AND wa_id = $2`
+        : `SELECT bool_or(marketing_opted_out_at IS NOT NULL) AS out FROM contacts
+           WHERE instance_id = $1 AND (user_id = $2 OR parent_user_id = $2)`,
+      [instanceId, address],
+    );
+    return found?.out ?? false;
   }
 
   /** An instance's contact by number (digits) or user id; null when unknown. */

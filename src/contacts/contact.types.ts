@@ -31,6 +31,10 @@ export interface Contact {
   handoff_account_name: string | null;
   /** Set while the contact has opted out (a stop word): only templates may be sent. */
   opted_out_at: Date | null;
+  /** Stopped marketing messages in the app (user_preferences, or a send refused with 131050). */
+  marketing_opted_out_at: Date | null;
+  /** The time of the last marketing preference applied. */
+  marketing_pref_at: Date | null;
   /** Where a person last read its conversation: the stored position (stored_tx, seq) of the newest message they saw. */
   read_tx: string | null;
   read_seq: string | null;

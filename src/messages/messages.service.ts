@@ -109,6 +109,17 @@ export class MessagesService {
     await this.probe;
   }
 
+  /** Refuses a marketing template to a customer who stopped marketing messages in the app (422). */
+  async assertMarketingAllowed(instanceId: string, to: Recipient): Promise<void> {
+    const address = addressOf(to);
+    if (await this.contacts.marketingOptedOut(instanceId, address, to.to !== undefined)) {
+      throw new AppException(
+        'contact_opted_out',
+        `${address} stopped marketing messages in the app: a marketing template would fail (131050) until they resume them`,
+      );
+    }
+  }
+
   /**
    * Refuses a non-template send to a contact who opted out (422
    * contact_opted_out), or who has not written in the last 24 hours (422

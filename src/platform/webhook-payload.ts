@@ -21,7 +21,21 @@ export interface MessagesValue {
   contacts?: InboundContact[];
   messages?: InboundMessage[];
   statuses?: InboundStatus[];
+  /** `user_preferences`: a customer stopping or resuming marketing messages in the app. */
+  user_preferences?: UserPreference[];
 }
+
+export interface UserPreference {
+  wa_id?: string;
+  category?: string;
+  /** `stop` or `resume`. */
+  value?: string;
+  /** Epoch seconds, a number here (message timestamps are strings). */
+  timestamp?: number | string;
+}
+
+/** The platform's code for a marketing template a customer stopped (sends fail with it). */
+export const MARKETING_STOPPED_CODE = 131050;
 
 /**
  * Who wrote. Since 2026 a user has a business-scoped user id (`CC.<alphanumeric>`);

@@ -66,7 +66,12 @@ export class SendService {
     let recipient = asked;
     const template = kind === 'template' ? (request as SendRequests['template']) : null;
     // A template the catalogue knows is checked here, not found wrong by the platform later.
-    if (template) await this.templates.checkSend(instance, template);
+    if (template) {
+      const known = await this.templates.checkSend(instance, template);
+      if (known?.category === 'MARKETING' && !reply) {
+        await this.messages.assertMarketingAllowed(instance.id, recipient);
+      }
+    }
     if (!reply) {
       if (kind !== 'template') await this.messages.assertWindowOpen(instance.id, recipient);
       // Nothing goes out that could not be recorded: with the store away, 503 and no send.

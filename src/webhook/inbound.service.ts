@@ -18,7 +18,12 @@ import type {
   TemplateStatusValue,
   WebhookEnvelope,
 } from '../platform/webhook-payload.js';
-import { dailyLimitOf, TEMPLATE_FIELDS, UPGRADED_THROUGHPUT } from '../platform/webhook-payload.js';
+import {
+  dailyLimitOf,
+  MARKETING_STOPPED_CODE,
+  TEMPLATE_FIELDS,
+  UPGRADED_THROUGHPUT,
+} from '../platform/webhook-payload.js';
 import { TemplateStore } from '../templates/template.store.js';
 import type { TemplateEvent } from '../templates/template.types.js';
 import type { DeliveryHandler } from '../webhook-stream/delivery-handler.js';
@@ -128,6 +133,7 @@ export class InboundService implements DeliveryHandler {
     const work = new Map<string, InstanceWork>();
     const upgrades: string[] = [];
     const limits = new Map<string, number | null>();
+    const preferences: MessagesValue[] = [];
     const templateEvents: Array<{
       entry: { id?: unknown; time?: unknown };
       field: (typeof TEMPLATE_FIELDS)[number];
@@ -155,6 +161,8 @@ export class InboundService implements DeliveryHandler {
             typeof change.value.display_phone_number === 'string'
           ) {
             upgrades.push(change.value.display_phone_number);
+          } else if (change?.field === 'user_preferences' && change.value) {
+            preferences.push(change.value);
           } else if (change?.field === 'business_capability_update' && change.value) {
             const limit = dailyLimitOf(
               change.value.max_daily_conversations_per_business ??
@@ -185,6 +193,7 @@ export class InboundService implements DeliveryHandler {
         );
       }
     }
+    for (const value of preferences) await this.applyPreferences(value);
     for (const [account, limit] of limits) {
       const changed = await this.instances.setDailyLimit(account, limit);
       if (changed.length > 0) {
@@ -415,12 +424,68 @@ export class InboundService implements DeliveryHandler {
     try {
       await this.messages.applyStatuses(instance.id, applicable);
       result.statuses += applicable.length;
+      await this.marketingStops(instance.id, statuses);
     } catch (error) {
       if (!isDataError(error)) throw error;
       result.invalid += applicable.length;
       this.logger.warn(
         { instanceId: instance.id, err: (error as Error).message },
         'statuses skipped: PostgreSQL refused them',
+      );
+    }
+  }
+
+  /** A send refused with 131050 (the customer stopped marketing messages) marks them. */
+  private async marketingStops(
+    instanceId: string,
+    statuses: Array<Partial<InboundStatus> | null>,
+  ): Promise<void> {
+    for (const status of statuses) {
+      const code = (array(status?.errors)[0] as { code?: unknown } | undefined)?.code;
+      const waId = fitText(status?.recipient_id, 32);
+      if (status?.status !== 'failed' || code !== MARKETING_STOPPED_CODE || !waId) continue;
+      const seconds = Number(status.timestamp);
+      const at = Number.isFinite(seconds) && seconds > 0 ? new Date(seconds * 1000) : new Date();
+      await this.contacts.setMarketingPreference(instanceId, waId, true, at);
+    }
+  }
+
+  /**
+   * `user_preferences`: a customer who stops marketing messages in the app
+   * is marked (marketing templates and campaigns pass over them), one who
+   * resumes is not any more; an older preference re-delivered changes
+   * nothing. A customer not known yet becomes a contact.
+   */
+  private async applyPreferences(value: MessagesValue): Promise<void> {
+    const phoneNumberId = value.metadata?.phone_number_id;
+    const instance =
+      typeof phoneNumberId === 'string'
+        ? await this.instances.findByPhoneNumberId(phoneNumberId)
+        : null;
+    if (!instance?.is_active) return;
+    for (const preference of array(value.user_preferences)) {
+      const waId = fitText(preference?.wa_id, 32);
+      const stop = preference?.value === 'stop';
+      if (!waId || !/^\d+$/.test(waId) || preference.category !== 'marketing_messages') continue;
+      if (!stop && preference.value !== 'resume') continue;
+      const seconds = Number(preference.timestamp);
+      const at = Number.isFinite(seconds) && seconds > 0 ? new Date(seconds * 1000) : new Date();
+      const profile = array(value.contacts).find((contact) => contact?.wa_id === waId);
+      await this.contacts.resolveContacts(instance.id, [
+        {
+          key: waId,
+          waId,
+          userId: fitText(profile?.user_id, 128) ?? null,
+          parentUserId: null,
+          username: null,
+          name: fitText(profile?.profile?.name, 256) ?? null,
+          lastInboundAt: null,
+        },
+      ]);
+      await this.contacts.setMarketingPreference(instance.id, waId, stop, at);
+      this.logger.log(
+        { instanceId: instance.id, preference: preference.value },
+        'a customer changed their marketing preference',
       );
     }
   }

@@ -492,8 +492,64 @@ describe('ContactStore.optedOut', () => {
         ['5511900000001', '5511900000002', '5511900000009'],
         ['BR.OUT1'],
       ),
-    ).toEqual(new Set(['5511900000001', 'BR.OUT1']));
-    expect(await contacts.optedOut(other, ['5511900000001'], [])).toEqual(new Set());
+    ).toEqual(
+      new Map([
+        ['5511900000001', 'opted_out'],
+        ['BR.OUT1', 'opted_out'],
+      ]),
+    );
+    expect(await contacts.optedOut(other, ['5511900000001'], [])).toEqual(new Map());
+
+    // A marketing stop counts only for marketing; a stop word wins over it.
+    const at = new Date('2026-11-20T10:00:00Z');
+    expect(await contacts.setMarketingPreference(instanceId, '5511900000002', true, at)).toBe(
+      resolved.get('5511900000002'),
+    );
+    await contacts.setMarketingPreference(instanceId, '5511900000001', true, at);
+    const numbers = ['5511900000001', '5511900000002'];
+    expect(await contacts.optedOut(instanceId, numbers, [])).toEqual(
+      new Map([['5511900000001', 'opted_out']]),
+    );
+    expect(await contacts.optedOut(instanceId, numbers, [], true)).toEqual(
+      new Map([
+        ['5511900000001', 'opted_out'],
+        ['5511900000002', 'marketing_opted_out'],
+      ]),
+    );
+  });
+});
+
+describe('ContactStore.setMarketingPreference', () => {
+  it('applies the latest preference only; marketingOptedOut reads it by number or user id', async () => {
+    const instanceId = await insertInstance(context.db);
+    const contacts = new ContactStore(context.source);
+    await contacts.resolveContacts(instanceId, [
+      {
+        key: '5511900000031',
+        waId: '5511900000031',
+        userId: 'BR.MKT1',
+        parentUserId: null,
+        username: null,
+        name: 'C',
+        lastInboundAt: null,
+      },
+    ]);
+    const at = (minute: number) => new Date(`2026-11-20T10:${String(minute).padStart(2, '0')}:00Z`);
+    await contacts.setMarketingPreference(instanceId, '5511900000031', true, at(10));
+    expect(await contacts.marketingOptedOut(instanceId, '5511900000031', true)).toBe(true);
+    expect(await contacts.marketingOptedOut(instanceId, 'BR.MKT1', false)).toBe(true);
+    // An older resume, delivered late, changes nothing; a later one lifts it.
+    expect(
+      await contacts.setMarketingPreference(instanceId, '5511900000031', false, at(5)),
+    ).toBeNull();
+    expect(await contacts.marketingOptedOut(instanceId, '5511900000031', true)).toBe(true);
+    await contacts.setMarketingPreference(instanceId, '5511900000031', false, at(20));
+    expect(await contacts.marketingOptedOut(instanceId, '5511900000031', true)).toBe(false);
+    // Unknown: nobody to mark.
+    expect(
+      await contacts.setMarketingPreference(instanceId, '5511900000099', true, at(30)),
+    ).toBeNull();
+    expect(await contacts.marketingOptedOut(instanceId, '5511900000099', true)).toBe(false);
   });
 });
 

@@ -2484,6 +2484,11 @@ export interface components {
              */
             opted_out_at: string | null;
             /**
+             * Format: date-time
+             * @description Set while the customer has stopped marketing messages in the app (user_preferences, or a send refused with 131050): marketing templates are refused and campaigns pass over them
+             */
+            marketing_opted_out_at: string | null;
+            /**
              * @description Inbound messages since a person last read the conversation (POST /contacts/{key}/read), at most 100
              * @example 2
              */
@@ -2529,6 +2534,11 @@ export interface components {
              * @description Set while the contact has opted out (a stop word): only templates may be sent
              */
             opted_out_at: string | null;
+            /**
+             * Format: date-time
+             * @description Set while the customer has stopped marketing messages in the app (user_preferences, or a send refused with 131050): marketing templates are refused and campaigns pass over them
+             */
+            marketing_opted_out_at: string | null;
         };
         EndHandoffDto: {
             /**

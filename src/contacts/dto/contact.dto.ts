@@ -122,6 +122,14 @@ export class ContactDto {
     description: 'Set while the contact has opted out (a stop word): only templates may be sent',
   })
   opted_out_at: string | null;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description:
+      'Set while the customer has stopped marketing messages in the app (user_preferences, or a send refused with 131050): marketing templates are refused and campaigns pass over them',
+  })
+  marketing_opted_out_at: string | null;
 
   static from(contact: Contact, now = Date.now()): ContactDto {
     const windowUntil = contact.last_inbound_at
@@ -149,6 +157,7 @@ export class ContactDto {
         account: PersonDto.of(contact.handoff_account_id, contact.handoff_account_name),
       },
       opted_out_at: iso(contact.opted_out_at),
+      marketing_opted_out_at: iso(contact.marketing_opted_out_at),
     };
   }
 }

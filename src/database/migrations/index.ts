@@ -29,6 +29,7 @@ import { InstanceSending1795688380062 } from './1795688380062-instance-sending.j
 import { CampaignRecipientAddresses1795696949841 } from './1795696949841-campaign-recipient-addresses.js';
 import { BusinessDailyLimit1795697552301 } from './1795697552301-business-daily-limit.js';
 import { CampaignRetries1795697924305 } from './1795697924305-campaign-retries.js';
+import { MarketingOptOuts1795700754898 } from './1795700754898-marketing-opt-outs.js';
 import { TemplateChanges1795684767652 } from './1795684767652-template-changes.js';
 import { CampaignEvents1795685817560 } from './1795685817560-campaign-events.js';
 
@@ -71,4 +72,5 @@ export const MIGRATIONS = [
   CampaignRecipientAddresses1795696949841,
   BusinessDailyLimit1795697552301,
   CampaignRetries1795697924305,
+  MarketingOptOuts1795700754898,
 ];

@@ -1,0 +1,156 @@
+import {
+  deliverSigned,
+  envelope,
+  simulateUserPreference,
+  type WebhookTarget,
+} from './support/fake-platform.js';
+import {
+  APP_SECRET,
+  adminToken,
+  createApiKey,
+  createInstance,
+  http,
+  useTestService,
+  waitFor,
+} from './support/test-app.js';
+
+const PHONE_NUMBER_ID = '106540352270006';
+const ACCOUNT = '102290129370006';
+
+const number = (n: number) => `55119${String(n).padStart(8, '0')}`;
+
+interface Campaign {
+  id: string;
+  state: string;
+  progress: { sent: number; skipped: number; skipped_by_reason: Record<string, number> };
+}
+
+describe('marketing opt-outs (user_preferences, 131050)', () => {
+  const context = useTestService({ env: { PLATFORM_SEND_RATE: '1000' } });
+  let key: string;
+  const target = (): WebhookTarget => ({
+    url: `${context.service.url}/webhooks/messenger`,
+    appSecret: APP_SECRET,
+    phoneNumberId: PHONE_NUMBER_ID,
+    channelAccountId: ACCOUNT,
+  });
+  const api = <T = Record<string, unknown>>(method: string, path: string, body?: unknown) =>
+    http<T>(context.service.url, method, path, { token: key, body });
+  const marketingOptOut = async (to: string) => {
+    const listed = await api<{
+      data: Array<{ wa_id: string; marketing_opted_out_at: string | null }>;
+    }>('GET', `/contacts?q=${to}`);
+    return listed.body.data.find((contact) => contact.wa_id === to)?.marketing_opted_out_at;
+  };
+  const offer = (to: string) =>
+    api('POST', '/send/template', {
+      to,
+      template_name: 'autumn_sale',
+      language: 'pt_BR',
+      components: [
+        {
+          type: 'body',
+          parameters: [
+            { type: 'text', parameter_name: 'first_name', text: 'Ana' },
+            { type: 'text', parameter_name: 'code', text: 'OUTONO' },
+          ],
+        },
+      ],
+    });
+  const runCampaign = async (templateName: string, recipients: unknown[]) => {
+    const created = await api<Campaign>('POST', '/campaigns', {
+      name: templateName,
+      template_name: templateName,
+      language: 'pt_BR',
+      start: true,
+      recipients,
+    });
+    expect(created.status).toBe(201);
+    await waitFor(
+      async () =>
+        (await api<Campaign>('GET', `/campaigns/${created.body.id}`)).body.state === 'completed',
+      30_000,
+    );
+    return (await api<Campaign>('GET', `/campaigns/${created.body.id}`)).body;
+  };
+
+  beforeAll(async () => {
+    const admin = await adminToken(context.service.url);
+    const instanceId = await createInstance(context.service.url, admin, PHONE_NUMBER_ID, 'Prefs', {
+      channelAccountId: ACCOUNT,
+    });
+    key = await createApiKey(context.service.url, admin, instanceId, 'prefs');
+    await waitFor(async () => {
+      const listed = await api<{ data: unknown[] }>('GET', '/templates?name=autumn_sale');
+      return listed.body.data?.length === 1;
+    }, 20_000);
+  });
+
+  it('marks a customer who stops marketing messages: marketing templates refused, campaigns pass over them; a resume lifts it', async () => {
+    const stopAt = Math.floor(Date.now() / 1000) - 60;
+    expect(await simulateUserPreference(target(), number(1), 'stop', stopAt)).toBe(200);
+    await waitFor(async () => Boolean(await marketingOptOut(number(1))), 10_000);
+
+    const refused = await offer(number(1));
+    expect(refused.status).toBe(422);
+    expect(refused.body).toMatchObject({ code: 'contact_opted_out' });
+
+    const marketing = await runCampaign('autumn_sale', [
+      { to: number(1), parameters: { first_name: 'Ana', code: 'X' } },
+      { to: number(2), parameters: { first_name: 'Bia', code: 'X' } },
+    ]);
+    expect(marketing.progress).toMatchObject({
+      sent: 1,
+      skipped: 1,
+      skipped_by_reason: { marketing_opted_out: 1 },
+    });
+    // A utility template still reaches them.
+    const utility = await runCampaign('shipping_update', [
+      {
+        to: number(1),
+        parameters: { '1': 'Ana', '2': '2 dias', 'header.1': '#1', 'button.0': '1' },
+      },
+    ]);
+    expect(utility.progress).toMatchObject({ sent: 1, skipped: 0 });
+
+    // Resumed later: marketing goes again. An older stop delivered again changes nothing.
+    expect(await simulateUserPreference(target(), number(1), 'resume', stopAt + 30)).toBe(200);
+    await waitFor(async () => (await marketingOptOut(number(1))) === null, 10_000);
+    expect(await simulateUserPreference(target(), number(1), 'stop', stopAt)).toBe(200);
+    expect((await offer(number(1))).status).toBe(200);
+    expect(await marketingOptOut(number(1))).toBeNull();
+  });
+
+  it('marks a customer whose marketing template failed with 131050', async () => {
+    const sent = await offer(number(3));
+    expect(sent.status).toBe(200);
+    const { wamid } = sent.body as { wamid: string };
+    expect(await simulateFailedStatus(target(), wamid, number(3))).toBe(200);
+    await waitFor(async () => Boolean(await marketingOptOut(number(3))), 10_000);
+    expect((await offer(number(3))).status).toBe(422);
+  });
+});
+
+/** The platform failing a marketing template with 131050 (the user stopped marketing messages). */
+function simulateFailedStatus(target: WebhookTarget, wamid: string, to: string) {
+  return deliverSigned(
+    target,
+    envelope(target, 'messages', {
+      statuses: [
+        {
+          id: wamid,
+          status: 'failed',
+          timestamp: String(Math.floor(Date.now() / 1000)),
+          recipient_id: to,
+          errors: [
+            {
+              code: 131050,
+              title:
+                'Unable to deliver the message. This recipient has chosen to stop receiving marketing messages on WhatsApp from your business',
+            },
+          ],
+        },
+      ],
+    }),
+  );
+}
