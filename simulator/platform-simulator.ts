@@ -769,3 +769,27 @@ export function simulateUnavailableMessage(target: WebhookTarget, waId: string):
     }),
   );
 }
+
+/** What the owner sent from the platform's phone app to a customer (`smb_message_echoes`). */
+export function simulateEcho(
+  target: WebhookTarget,
+  to: string,
+  text: string,
+  wamid = `wamid.echo-${randomUUID()}`,
+): Promise<number> {
+  return deliverSigned(
+    target,
+    envelope(target, 'smb_message_echoes', {
+      message_echoes: [
+        {
+          from: (target.displayPhoneNumber ?? '15550783881').replace(/\D/g, ''),
+          to,
+          id: wamid,
+          timestamp: String(Math.floor(Date.now() / 1000)),
+          type: 'text',
+          text: { body: text },
+        },
+      ],
+    }),
+  );
+}

@@ -183,7 +183,11 @@ export class MessageStore implements ContactSummaries {
    * the insert's, each locking its contacts and lanes in order, so the
    * statement as a whole would not keep the lock order (database/lock-order.ts).
    */
-  async insertOutbound(records: OutboundRow[]): Promise<void> {
+  async insertOutbound(
+    records: OutboundRow[],
+    /** Echoes: an existing message is completed only when it is a status's placeholder. */
+    options: { placeholdersOnly?: boolean } = {},
+  ): Promise<string[]> {
     const columns = (batch: OutboundRow[]) => [
       batch.map((r) => r.instanceId),
       batch.map((r) => r.wamid),
@@ -210,17 +214,20 @@ export class MessageStore implements ContactSummaries {
        RETURNING wamid`,
       columns(records),
     );
-    if (inserted.length === records.length) return;
+    if (inserted.length === records.length) return inserted.map((row) => row.wamid);
     const done = new Set(inserted.map((row) => row.wamid));
-    await this.db.query(
+    const completed = await rows<{ wamid: string }>(
+      this.db,
       `UPDATE messages m SET instance_id = r.instance_id, direction = 'outbound',
          contact = r.contact, contact_id = ${OUTBOUND_CONTACT}, type = r.type, body = r.body,
          sent_by = r.sent_by, sent_by_account_id = r.account_id,
          sent_by_account_name = r.account_name, updated_at = now()
        FROM ${OUTBOUND_RECORDS}
-       WHERE m.wamid = r.wamid`,
-      columns(records.filter((r) => !done.has(r.wamid))),
+       WHERE m.wamid = r.wamid AND (NOT $11::boolean OR m.sent_by IS NULL)
+       RETURNING m.wamid`,
+      [...columns(records.filter((r) => !done.has(r.wamid))), options.placeholdersOnly ?? false],
     );
+    return [...done, ...completed.map((row) => row.wamid)];
   }
 
   /** When each contact's messages waiting for a turn arrived; contacts with none are left out. */

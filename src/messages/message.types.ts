@@ -1,7 +1,8 @@
 export type MessageDirection = 'outbound' | 'inbound';
 
 /** Who made a send: a client through /send, or the agent answering a turn. */
-export type SentBy = 'api' | 'agent' | 'person';
+/** : the owner, from the platform's phone app (a coexistence echo). */
+export type SentBy = 'api' | 'agent' | 'person' | 'phone_app';
 
 /** Delivery states in the order they happen; `failed` stands apart. */
 export const MESSAGE_STATUSES = ['sent', 'delivered', 'read', 'failed'] as const;

@@ -215,8 +215,8 @@ export class MessagesService {
   }
 
   /** Records accepted sends (what the batch writer and the parked records hand over). */
-  storeOutbound(records: OutboundRecord[]): Promise<void> {
-    return this.store.insertOutbound(
+  async storeOutbound(records: OutboundRecord[]): Promise<void> {
+    await this.store.insertOutbound(
       records.map(({ recipient, ...record }) => ({
         ...record,
         sentBy: record.sentBy ?? 'api',
@@ -224,6 +224,37 @@ export class MessagesService {
         byNumber: recipient.to !== undefined,
       })),
     );
+  }
+
+  /**
+   * Stores what the owner sent from the platform's phone app (coexistence
+   * echoes) as sent by `phone_app`; an echo of a message this service sent
+   * (the same wamid) changes nothing. The new ones count as a person
+   * answering: the agent pauses for each of their contacts (HANDOFF_AUTO_PAUSE_S).
+   * The wamids stored.
+   */
+  async storeEchoes(
+    instanceId: string,
+    echoes: Array<{ to: string; wamid: string; type: string; body: Record<string, unknown> }>,
+  ): Promise<string[]> {
+    if (echoes.length === 0) return [];
+    const stored = await this.store.insertOutbound(
+      echoes.map((echo) => ({
+        instanceId,
+        wamid: echo.wamid,
+        address: echo.to,
+        byNumber: true,
+        type: echo.type,
+        body: echo.body,
+        sentBy: 'phone_app' as const,
+      })),
+      { placeholdersOnly: true },
+    );
+    const answered = new Set(
+      echoes.filter((echo) => stored.includes(echo.wamid)).map((echo) => echo.to),
+    );
+    for (const to of answered) await this.pauseForPerson(instanceId, { to });
+    return stored;
   }
 
   async findForInstance(instanceId: string, wamid: string): Promise<StoredMessage> {

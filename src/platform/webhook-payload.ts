@@ -23,6 +23,8 @@ export interface MessagesValue {
   statuses?: InboundStatus[];
   /** `user_preferences`: a customer stopping or resuming marketing messages in the app. */
   user_preferences?: UserPreference[];
+  /** `smb_message_echoes`: what the owner sent from the phone app (`from` is the business). */
+  message_echoes?: Array<InboundMessage & { to?: string }>;
 }
 
 export interface UserPreference {

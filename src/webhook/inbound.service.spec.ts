@@ -7,6 +7,7 @@ import type { IdentityRow } from '../contacts/contact-identity.js';
 import type { ContactStore } from '../contacts/contact.store.js';
 import type { OptOuts } from '../contacts/opt-outs.js';
 import type { InboundRow, InsertedInbound, MessageStore } from '../messages/message.store.js';
+import type { MessagesService } from '../messages/messages.service.js';
 import type { StatusRow } from '../messages/message.types.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import type { WebhookDelivery } from '../queue/queues.js';
@@ -106,6 +107,7 @@ describe('InboundService (stores faked)', () => {
       instances,
       buffer,
       messages as unknown as MessageStore,
+      { storeEchoes: () => Promise.resolve([]) } as unknown as MessagesService,
       new FakeContactStore() as unknown as ContactStore,
       templateStore,
       new MetricsService(),

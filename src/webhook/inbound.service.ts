@@ -9,6 +9,7 @@ import { identityKey } from '../contacts/contact-identity.js';
 import { ContactStore } from '../contacts/contact.store.js';
 import { OptOuts } from '../contacts/opt-outs.js';
 import { MessageStore } from '../messages/message.store.js';
+import { MessagesService } from '../messages/messages.service.js';
 import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import type {
@@ -104,6 +105,7 @@ export class InboundService implements DeliveryHandler {
     private readonly instances: InstancesService,
     private readonly buffer: ContactBuffer,
     private readonly messages: MessageStore,
+    private readonly sent: MessagesService,
     private readonly contacts: ContactStore,
     private readonly templates: TemplateStore,
     private readonly metrics: MetricsService,
@@ -134,6 +136,7 @@ export class InboundService implements DeliveryHandler {
     const upgrades: string[] = [];
     const limits = new Map<string, number | null>();
     const preferences: MessagesValue[] = [];
+    const echoes: MessagesValue[] = [];
     const templateEvents: Array<{
       entry: { id?: unknown; time?: unknown };
       field: (typeof TEMPLATE_FIELDS)[number];
@@ -163,6 +166,8 @@ export class InboundService implements DeliveryHandler {
             upgrades.push(change.value.display_phone_number);
           } else if (change?.field === 'user_preferences' && change.value) {
             preferences.push(change.value);
+          } else if (change?.field === 'smb_message_echoes' && change.value) {
+            echoes.push(change.value);
           } else if (change?.field === 'business_capability_update' && change.value) {
             const limit = dailyLimitOf(
               change.value.max_daily_conversations_per_business ??
@@ -194,6 +199,7 @@ export class InboundService implements DeliveryHandler {
       }
     }
     for (const value of preferences) await this.applyPreferences(value);
+    for (const value of echoes) result.stored += await this.storeEchoes(value);
     for (const [account, limit] of limits) {
       const changed = await this.instances.setDailyLimit(account, limit);
       if (changed.length > 0) {
@@ -433,6 +439,29 @@ export class InboundService implements DeliveryHandler {
         'statuses skipped: PostgreSQL refused them',
       );
     }
+  }
+
+  /**
+   * `smb_message_echoes`: what the owner sent from the phone app, stored as
+   * sent by `phone_app` (once, and not over a message this service sent);
+   * the agent steps back from those customers as for a person's send.
+   */
+  private async storeEchoes(value: MessagesValue): Promise<number> {
+    const phoneNumberId = value.metadata?.phone_number_id;
+    const instance =
+      typeof phoneNumberId === 'string'
+        ? await this.instances.findByPhoneNumberId(phoneNumberId)
+        : null;
+    if (!instance?.is_active) return 0;
+    const echoes = array(value.message_echoes).flatMap((echo) => {
+      const to = fitText(echo?.to, 32);
+      const wamid = fitText(echo?.id, 256);
+      const type = fitText(echo?.type, 32) ?? 'unknown';
+      if (!to || !/^\d+$/.test(to) || !wamid) return [];
+      return [{ to, wamid, type, body: echo }];
+    });
+    const stored = await this.sent.storeEchoes(instance.id, echoes);
+    return stored.length;
   }
 
   /** A send refused with 131050 (the customer stopped marketing messages) marks them. */

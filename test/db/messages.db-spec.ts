@@ -238,6 +238,44 @@ describe('MessageStore', () => {
   });
 
   describe('insertOutbound', () => {
+    it("placeholdersOnly (echoes): completes a status's placeholder, never a message already sent; answers what it stored", async () => {
+      const instanceId = await insertInstance(context.db);
+      const ours = outbound(instanceId, '5511900000012');
+      expect(await store.insertOutbound([ours])).toEqual([ours.wamid]);
+      const echo = (wamid: string) =>
+        outbound(instanceId, '5511900000012', {
+          wamid,
+          sentBy: 'phone_app',
+          body: { text: { body: 'Do telefone' } },
+        });
+      // The echo of our own send changes nothing.
+      expect(await store.insertOutbound([echo(ours.wamid)], { placeholdersOnly: true })).toEqual(
+        [],
+      );
+      const [kept] = await context.db.query<{ sent_by: string }>(
+        'SELECT sent_by FROM messages WHERE wamid = $1',
+        [ours.wamid],
+      );
+      expect(kept.sent_by).toBe('api');
+      // A status that came first left a placeholder: the echo completes it.
+      await store.applyStatuses(instanceId, [
+        {
+          wamid: 'wamid.echo-early',
+          recipient: '5511900000012',
+          status: 'delivered',
+          errors: null,
+        },
+      ]);
+      expect(
+        await store.insertOutbound([echo('wamid.echo-early')], { placeholdersOnly: true }),
+      ).toEqual(['wamid.echo-early']);
+      const [completed] = await context.db.query<{ sent_by: string; status: string }>(
+        'SELECT sent_by, status FROM messages WHERE wamid = $1',
+        ['wamid.echo-early'],
+      );
+      expect(completed).toEqual({ sent_by: 'phone_app', status: 'delivered' });
+    });
+
     it('records a send to a new number as a send to a new contact, and to a known one as its', async () => {
       const instanceId = await insertInstance(context.db);
       const known = await newContact(instanceId, { waId: '5511900000010' });

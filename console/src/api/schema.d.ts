@@ -1684,7 +1684,7 @@ export interface components {
              * @description Outbound: a client through /send (api), the agent, or a person who logged in (person)
              * @enum {string|null}
              */
-            sent_by: "api" | "agent" | "person" | null;
+            sent_by: "api" | "agent" | "person" | "phone_app" | null;
             /** @description The person who sent it (sent_by person) */
             sent_by_account?: {
                 /**
@@ -2460,7 +2460,7 @@ export interface components {
              * @description Outbound: who sent it
              * @enum {string|null}
              */
-            sent_by: "api" | "agent" | "person" | null;
+            sent_by: "api" | "agent" | "person" | "phone_app" | null;
             /** Format: date-time */
             created_at: string;
         };
@@ -2576,7 +2576,7 @@ export interface components {
              * @description Outbound: who sent it
              * @enum {string|null}
              */
-            sent_by: "api" | "agent" | "person" | null;
+            sent_by: "api" | "agent" | "person" | "phone_app" | null;
         };
         ConversationMessageDto: {
             wamid: string;
@@ -2595,7 +2595,7 @@ export interface components {
              * @description Outbound: a client through /send (api), the agent, or a person who logged in (person)
              * @enum {string|null}
              */
-            sent_by: "api" | "agent" | "person" | null;
+            sent_by: "api" | "agent" | "person" | "phone_app" | null;
             /** @description The person who sent it (sent_by person) */
             sent_by_account?: {
                 /**
@@ -3224,7 +3224,7 @@ export interface components {
              * @description Who sent it: a client through /send (api), the agent answering a turn, or a person who logged in (person)
              * @enum {string}
              */
-            sent_by: "api" | "agent" | "person";
+            sent_by: "api" | "agent" | "person" | "phone_app";
             /** @description The person who sent it (sent_by person) */
             sent_by_account?: {
                 /**

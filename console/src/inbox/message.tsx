@@ -76,7 +76,10 @@ function FileSize({ id }: { id: string }) {
 /** The text of a message, as the customer or the sender wrote it. */
 function text(message: Message): string {
   const content = message.content;
-  return message.direction === 'inbound' ? str(obj(content.text).body) : str(content.body);
+  // An outbound send keeps its request (`body`); a phone app's echo, the platform's message (`text.body`).
+  return message.direction === 'inbound' || message.sent_by === 'phone_app'
+    ? str(obj(content.text).body)
+    : str(content.body);
 }
 
 function Body({ message }: { message: Message }): ComponentChildren {
@@ -303,6 +306,7 @@ function sender(message: Message): string | null {
   if (message.sent_by === 'person') {
     return t('conversation.by.person', { name: message.sent_by_account?.display_name ?? '' });
   }
+  if (message.sent_by === 'phone_app') return t('conversation.by.phone');
   return t(`conversation.by.${message.sent_by === 'agent' ? 'agent' : 'api'}`);
 }
 

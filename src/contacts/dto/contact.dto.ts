@@ -176,7 +176,7 @@ export class MessageLineDto {
   @ApiProperty({
     type: String,
     nullable: true,
-    enum: ['api', 'agent', 'person'],
+    enum: ['api', 'agent', 'person', 'phone_app'],
     description: 'Outbound: who sent it',
   })
   sent_by: string | null;

@@ -61,7 +61,7 @@ export class ConversationMessageDto {
   @ApiProperty({
     type: String,
     nullable: true,
-    enum: ['api', 'agent', 'person'],
+    enum: ['api', 'agent', 'person', 'phone_app'],
     description:
       'Outbound: a client through /send (api), the agent, or a person who logged in (person)',
   })

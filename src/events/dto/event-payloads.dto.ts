@@ -50,7 +50,7 @@ export class MessageReceivedDataDto {
 
 export class MessageSentDataDto extends MessageReceivedDataDto {
   @ApiProperty({
-    enum: ['api', 'agent', 'person'],
+    enum: ['api', 'agent', 'person', 'phone_app'],
     description:
       'Who sent it: a client through /send (api), the agent answering a turn, or a person who ' +
       'logged in (person)',

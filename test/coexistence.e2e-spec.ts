@@ -1,0 +1,116 @@
+import { EventReceiver } from './support/event-receiver.js';
+import { simulateEcho, simulateMessage, type WebhookTarget } from './support/fake-platform.js';
+import {
+  APP_SECRET,
+  adminToken,
+  createApiKey,
+  createInstance,
+  http,
+  useTestService,
+  waitFor,
+} from './support/test-app.js';
+
+const PHONE_NUMBER_ID = '106540352270007';
+const CUSTOMER = '5511977770001';
+
+interface Line {
+  wamid: string;
+  direction: string;
+  sent_by: string | null;
+}
+
+describe('coexistence: the phone app beside the API', () => {
+  const context = useTestService({
+    agent: true,
+    env: { MESSAGE_BUFFER_DELAY: '1', MESSAGE_BUFFER_MAX_WAIT: '3', HANDOFF_AUTO_PAUSE_S: '3600' },
+  });
+  let key: string;
+  let receiver: EventReceiver;
+  const target = (): WebhookTarget => ({
+    url: `${context.service.url}/webhooks/messenger`,
+    appSecret: APP_SECRET,
+    phoneNumberId: PHONE_NUMBER_ID,
+  });
+  const api = <T = Record<string, unknown>>(method: string, path: string, body?: unknown) =>
+    http<T>(context.service.url, method, path, { token: key, body });
+  const conversation = async (to: string) =>
+    (await api<{ data: Line[] }>('GET', `/contacts/${to}/messages?limit=100`)).body.data;
+
+  beforeAll(async () => {
+    receiver = await EventReceiver.start();
+    const admin = await adminToken(context.service.url);
+    const instanceId = await createInstance(context.service.url, admin, PHONE_NUMBER_ID, 'Coex');
+    key = await createApiKey(context.service.url, admin, instanceId, 'coex');
+    // Events are kept for subscribers only.
+    const subscribed = await http(context.service.url, 'POST', '/admin/event-subscriptions', {
+      token: admin,
+      body: { url: receiver.url, event_types: ['message.sent'] },
+    });
+    expect(subscribed.status).toBe(201);
+  });
+
+  afterAll(async () => {
+    await receiver?.stop();
+  });
+
+  it('stores an echo once as sent by the phone app, a message.sent event, and pauses the agent for that customer', async () => {
+    expect((await simulateMessage(target(), { waId: CUSTOMER }, 'Oi, tem horário?')).status).toBe(
+      200,
+    );
+    await waitFor(() => context.agent.calls.length === 1, 20_000);
+    // The owner answers from the phone; the platform delivers the echo twice.
+    const wamid = 'wamid.ECHO-coex-1';
+    expect(await simulateEcho(target(), CUSTOMER, 'Pode vir amanhã às 10h', wamid)).toBe(200);
+    expect(await simulateEcho(target(), CUSTOMER, 'Pode vir amanhã às 10h', wamid)).toBe(200);
+    await waitFor(
+      async () => (await conversation(CUSTOMER)).some((m) => m.wamid === wamid),
+      10_000,
+    );
+    const echoes = (await conversation(CUSTOMER)).filter((m) => m.wamid === wamid);
+    expect(echoes).toEqual([
+      expect.objectContaining({ direction: 'outbound', sent_by: 'phone_app' }),
+    ]);
+    const [event] = await context.db.query<{ data: { sent_by: string } }>(
+      `SELECT data FROM events WHERE type = 'message.sent' AND data->'message'->>'wamid' = $1`,
+      [wamid],
+    );
+    expect(event.data.sent_by).toBe('phone_app');
+
+    // A person answered: the agent leaves the customer's next message to them.
+    const contacts = await api<{ data: Array<{ wa_id: string; handoff: { active: boolean } }> }>(
+      'GET',
+      `/contacts?q=${CUSTOMER}`,
+    );
+    expect(contacts.body.data.find((c) => c.wa_id === CUSTOMER)?.handoff.active).toBe(true);
+    expect((await simulateMessage(target(), { waId: CUSTOMER }, 'Combinado!')).status).toBe(200);
+    await waitFor(
+      async () =>
+        (await conversation(CUSTOMER)).filter((m) => m.direction === 'inbound').length === 2,
+      10_000,
+    );
+    // Past the buffer's wait, still the one agent call.
+    await new Promise((resolve) => setTimeout(resolve, 3500));
+    expect(context.agent.calls).toHaveLength(1);
+  });
+
+  it('leaves a message this service sent as it is when its echo comes back', async () => {
+    const to = '5511977770002';
+    expect((await simulateMessage(target(), { waId: to }, 'Oi')).status).toBe(200);
+    const sent = await api<{ wamid: string }>('POST', '/send/text', {
+      to,
+      body: 'Olá, daqui é a loja',
+    });
+    expect(sent.status).toBe(200);
+    expect(await simulateEcho(target(), to, 'Olá, daqui é a loja', sent.body.wamid)).toBe(200);
+    // An echo after it, once stored, says the first was read too (deliveries are taken in order).
+    expect(await simulateEcho(target(), to, 'Mais alguma coisa?', 'wamid.ECHO-coex-after')).toBe(
+      200,
+    );
+    await waitFor(
+      async () => (await conversation(to)).some((m) => m.wamid === 'wamid.ECHO-coex-after'),
+      10_000,
+    );
+    const ours = (await conversation(to)).filter((m) => m.wamid === sent.body.wamid);
+    expect(ours).toEqual([expect.objectContaining({ sent_by: 'api' })]);
+  });
+});
