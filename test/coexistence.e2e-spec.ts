@@ -25,6 +25,8 @@ describe('coexistence: the phone app beside the API', () => {
     env: { MESSAGE_BUFFER_DELAY: '1', MESSAGE_BUFFER_MAX_WAIT: '3', HANDOFF_AUTO_PAUSE_S: '3600' },
   });
   let key: string;
+  let admin: string;
+  let instanceId: string;
   let receiver: EventReceiver;
   const target = (): WebhookTarget => ({
     url: `${context.service.url}/webhooks/messenger`,
@@ -33,13 +35,14 @@ describe('coexistence: the phone app beside the API', () => {
   });
   const api = <T = Record<string, unknown>>(method: string, path: string, body?: unknown) =>
     http<T>(context.service.url, method, path, { token: key, body });
+  /** The customer's conversation; empty while the service does not know them yet. */
   const conversation = async (to: string) =>
-    (await api<{ data: Line[] }>('GET', `/contacts/${to}/messages?limit=100`)).body.data;
+    (await api<{ data?: Line[] }>('GET', `/contacts/${to}/messages?limit=100`)).body.data ?? [];
 
   beforeAll(async () => {
     receiver = await EventReceiver.start();
-    const admin = await adminToken(context.service.url);
-    const instanceId = await createInstance(context.service.url, admin, PHONE_NUMBER_ID, 'Coex');
+    admin = await adminToken(context.service.url);
+    instanceId = await createInstance(context.service.url, admin, PHONE_NUMBER_ID, 'Coex');
     key = await createApiKey(context.service.url, admin, instanceId, 'coex');
     // Events are kept for subscribers only.
     const subscribed = await http(context.service.url, 'POST', '/admin/event-subscriptions', {
@@ -96,6 +99,8 @@ describe('coexistence: the phone app beside the API', () => {
   it('leaves a message this service sent as it is when its echo comes back', async () => {
     const to = '5511977770002';
     expect((await simulateMessage(target(), { waId: to }, 'Oi')).status).toBe(200);
+    // The customer's message opens the window once stored.
+    await waitFor(async () => (await conversation(to)).length > 0, 10_000);
     const sent = await api<{ wamid: string }>('POST', '/send/text', {
       to,
       body: 'Olá, daqui é a loja',
@@ -112,5 +117,32 @@ describe('coexistence: the phone app beside the API', () => {
     );
     const ours = (await conversation(to)).filter((m) => m.wamid === sent.body.wamid);
     expect(ours).toEqual([expect.objectContaining({ sent_by: 'api' })]);
+  });
+
+  it('paces a number shared with the phone app at 20 a second, and says so', async () => {
+    // The echoes above told it.
+    const detail = await http<{ coexistence: boolean; send_rate: number }>(
+      context.service.url,
+      'GET',
+      `/admin/instances/${instanceId}`,
+      { token: admin },
+    );
+    expect(detail.body).toMatchObject({ coexistence: true, send_rate: 20 });
+    const to = '5511977770003';
+    expect((await simulateMessage(target(), { waId: to }, 'Oi')).status).toBe(200);
+    await waitFor(async () => (await conversation(to)).length > 0, 10_000);
+    const before = context.platform.callsTo(/\/messages$/).length;
+    const sends = await Promise.all(
+      Array.from({ length: 30 }, (_, n) => api('POST', '/send/text', { to, body: `msg ${n}` })),
+    );
+    expect(sends.map((sent) => sent.status)).toEqual(Array.from({ length: 30 }, () => 200));
+    const times = context.platform
+      .callsTo(/\/messages$/)
+      .slice(before)
+      .filter((r) => (r.body as { to?: string }).to === to)
+      .map((r) => r.at);
+    expect(times).toHaveLength(30);
+    // Never faster than 20 a second: 29 gaps of at least 50 ms.
+    expect(times[29] - times[0]).toBeGreaterThanOrEqual((29 / 20) * 1000 - 50);
   });
 });

@@ -39,6 +39,7 @@ const DETAIL_FIELDS = [
   'send_rate',
   'marketing_messages',
   'daily_limit',
+  'coexistence',
 ].sort();
 
 describe('admin: instances', () => {

@@ -7,7 +7,7 @@ import {
 } from '@nestjs/common';
 import { AppConfig } from '../config/app-config.js';
 import { ContactStore } from '../contacts/contact.store.js';
-import type { Instance } from '../instances/instance.types.js';
+import { numberRate, type Instance } from '../instances/instance.types.js';
 import { InstancesService } from '../instances/instances.service.js';
 import { MessagesService, type Recipient } from '../messages/messages.service.js';
 import { PlatformError, INVALID_TOKEN_PLATFORM_CODE } from '../platform/platform.errors.js';
@@ -402,7 +402,7 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
             ? session.sendMarketingMessage(marketingMessage(message))
             : session.sendMessage(message);
         },
-        instance.send_rate,
+        numberRate(instance),
         this.stopping.signal,
       );
     } catch (error) {

@@ -23,6 +23,7 @@ export type NewInstance = Omit<
   | 'send_rate'
   | 'marketing_messages'
   | 'daily_limit'
+  | 'coexistence'
 >;
 
 /** The columns a change may set. */
@@ -133,6 +134,17 @@ export class InstanceStore {
        RETURNING *`,
       [digits, rate],
     );
+  }
+
+  /** Marks the number shared with the phone app; the instance when it was not yet. */
+  async markCoexistence(phoneNumberId: string): Promise<Instance | null> {
+    const [row] = await rows<Instance>(
+      this.db,
+      `UPDATE instances SET coexistence = true, updated_at = now()
+       WHERE phone_number_id = $1 AND NOT coexistence RETURNING *`,
+      [phoneNumberId],
+    );
+    return row ?? null;
   }
 
   /** Sets the daily limit of every instance of a business account; those it changed. */

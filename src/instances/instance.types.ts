@@ -38,6 +38,8 @@ export interface Instance {
   marketing_messages: boolean;
   /** The business's daily limit on customers it starts conversations with (business_capability_update); null: none known. */
   daily_limit: number | null;
+  /** The number is shared with the platform's phone app (its echoes, history or contacts came). */
+  coexistence: boolean;
   created_at: Date;
   updated_at: Date;
 }
@@ -54,4 +56,17 @@ export interface AgentSettings {
   delayMs: number;
   maxWaitMs: number;
   typing: boolean;
+}
+
+/** How fast the platform lets a number shared with its phone app send. */
+export const COEXISTENCE_RATE = 20;
+
+/**
+ * The messages a second a number is paced to: its own rate (null:
+ * PLATFORM_SEND_RATE), at most 20 while it is shared with the phone app.
+ */
+export function numberRate(instance: Pick<Instance, 'send_rate' | 'coexistence'>): number | null {
+  return instance.coexistence
+    ? Math.min(COEXISTENCE_RATE, instance.send_rate ?? COEXISTENCE_RATE)
+    : instance.send_rate;
 }

@@ -319,6 +319,13 @@ export class InstancesService implements OnApplicationBootstrap {
     return changed;
   }
 
+  /** The number is shared with the phone app (paced at 20 a second from now on). */
+  async markCoexistence(phoneNumberId: string): Promise<Instance | null> {
+    const changed = await this.instances.markCoexistence(phoneNumberId);
+    if (changed) await this.invalidation.invalidate(INSTANCE_TOPIC, changed.id);
+    return changed;
+  }
+
   /** The business's daily limit on new customers, on every instance of its account. */
   async setDailyLimit(channelAccountId: string, limit: number | null): Promise<Instance[]> {
     const changed = await this.instances.setDailyLimit(channelAccountId, limit);

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { PersonRef } from '../accounts/account.types.js';
-import type { Instance } from '../instances/instance.types.js';
+import { numberRate, type Instance } from '../instances/instance.types.js';
 import { InstancesService } from '../instances/instances.service.js';
 import {
   MessagesService,
@@ -99,7 +99,7 @@ export class SendService {
         addressOf(asked),
         // A client's send read its address a moment ago: only a wait makes it worth reading again.
         async (waited) => session.sendMessage(reply || waited ? await current() : message, current),
-        instance.send_rate,
+        numberRate(instance),
       )
       .catch((error: unknown) => {
         throw template ? this.templates.explainSendError(instance, template, error) : error;

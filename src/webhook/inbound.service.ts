@@ -137,6 +137,7 @@ export class InboundService implements DeliveryHandler {
     const limits = new Map<string, number | null>();
     const preferences: MessagesValue[] = [];
     const echoes: MessagesValue[] = [];
+    const shared = new Set<unknown>();
     const templateEvents: Array<{
       entry: { id?: unknown; time?: unknown };
       field: (typeof TEMPLATE_FIELDS)[number];
@@ -168,6 +169,13 @@ export class InboundService implements DeliveryHandler {
             preferences.push(change.value);
           } else if (change?.field === 'smb_message_echoes' && change.value) {
             echoes.push(change.value);
+            shared.add(change.value.metadata?.phone_number_id);
+          } else if (
+            (change?.field === 'history' || change?.field === 'smb_app_state_sync') &&
+            change.value
+          ) {
+            // Not imported yet; they still say the number is shared with the phone app.
+            shared.add(change.value.metadata?.phone_number_id);
           } else if (change?.field === 'business_capability_update' && change.value) {
             const limit = dailyLimitOf(
               change.value.max_daily_conversations_per_business ??
@@ -199,6 +207,16 @@ export class InboundService implements DeliveryHandler {
       }
     }
     for (const value of preferences) await this.applyPreferences(value);
+    for (const phoneNumberId of shared) {
+      if (typeof phoneNumberId !== 'string') continue;
+      const marked = await this.instances.markCoexistence(phoneNumberId);
+      if (marked) {
+        this.logger.log(
+          { instanceId: marked.id },
+          'the number is shared with the phone app: paced at 20 a second',
+        );
+      }
+    }
     for (const value of echoes) result.stored += await this.storeEchoes(value);
     for (const [account, limit] of limits) {
       const changed = await this.instances.setDailyLimit(account, limit);

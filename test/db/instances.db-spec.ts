@@ -73,6 +73,18 @@ describe('InstanceStore', () => {
     expect((await instances.findById(other.id))?.send_rate).toBeNull();
   });
 
+  it('markCoexistence: the number shared with the phone app, once', async () => {
+    const shared = await instances.insert(newInstance());
+    const other = await instances.insert(newInstance());
+    expect(shared.coexistence).toBe(false);
+    expect(await instances.markCoexistence(shared.phone_number_id)).toMatchObject({
+      id: shared.id,
+      coexistence: true,
+    });
+    expect(await instances.markCoexistence(shared.phone_number_id)).toBeNull();
+    expect((await instances.findById(other.id))?.coexistence).toBe(false);
+  });
+
   it('setDailyLimit: every instance of the business account, once; unlimited is null', async () => {
     const account = `acct-${randomUUID()}`;
     const a = await instances.insert(newInstance({ channel_account_id: account }));
@@ -110,6 +122,7 @@ describe('InstanceStore', () => {
       agent_buffer_max_wait_s: null,
       agent_typing_indicator: null,
       daily_limit: null,
+      coexistence: false,
       created_at: expect.any(Date),
     });
     const again = instances.insert(newInstance({ phone_number_id: fields.phone_number_id }));

@@ -1481,10 +1481,12 @@ export interface components {
             /** @description This number's own agent settings */
             agent: components["schemas"]["AgentSettingsDto"];
             /**
-             * @description Messages a second this number is paced to: PLATFORM_SEND_RATE, or 1,000 once the platform says it upgraded the throughput
+             * @description Messages a second this number is paced to: PLATFORM_SEND_RATE, or 1,000 once the platform says it upgraded the throughput; at most 20 while it is shared with the phone app
              * @example 80
              */
             send_rate: number;
+            /** @description The number is shared with the platform's phone app (coexistence: its echoes, history or contacts came), which the platform paces at 20 messages a second */
+            coexistence: boolean;
             /** @description Campaigns of marketing templates go through the platform's marketing messages endpoint */
             marketing_messages: boolean;
             /**

@@ -1,6 +1,7 @@
 import { AgentSettingsDto } from './agent-settings.dto.js';
 import { ApiProperty } from '@nestjs/swagger';
 import {
+  numberRate,
   TOKEN_TYPES,
   type Instance,
   type InstanceStatus,
@@ -89,9 +90,14 @@ export class InstanceDetailDto extends InstanceListItemDto {
     type: 'integer',
     example: 80,
     description:
-      'Messages a second this number is paced to: PLATFORM_SEND_RATE, or 1,000 once the platform says it upgraded the throughput',
+      'Messages a second this number is paced to: PLATFORM_SEND_RATE, or 1,000 once the platform says it upgraded the throughput; at most 20 while it is shared with the phone app',
   })
   send_rate: number;
+  @ApiProperty({
+    description:
+      "The number is shared with the platform's phone app (coexistence: its echoes, history or contacts came), which the platform paces at 20 messages a second",
+  })
+  coexistence: boolean;
   @ApiProperty({
     description:
       "Campaigns of marketing templates go through the platform's marketing messages endpoint",
@@ -109,7 +115,8 @@ export class InstanceDetailDto extends InstanceListItemDto {
   static override from(instance: Instance, defaultRate = 80): InstanceDetailDto {
     return {
       ...InstanceListItemDto.from(instance),
-      send_rate: instance.send_rate ?? defaultRate,
+      send_rate: numberRate(instance) ?? defaultRate,
+      coexistence: instance.coexistence,
       marketing_messages: instance.marketing_messages,
       daily_limit: instance.daily_limit,
       business_id: instance.business_id,
