@@ -793,3 +793,25 @@ export function simulateEcho(
     }),
   );
 }
+
+/** The owner's phone address book changed (`smb_app_state_sync`): numbers added (with a name) or removed. */
+export function simulatePhoneContacts(
+  target: WebhookTarget,
+  entries: Array<{ phoneNumber: string; fullName?: string; action?: 'add' | 'remove' }>,
+): Promise<number> {
+  return deliverSigned(
+    target,
+    envelope(target, 'smb_app_state_sync', {
+      state_sync: entries.map((entry) => ({
+        type: 'contact',
+        contact: {
+          full_name: entry.fullName,
+          first_name: entry.fullName?.split(' ')[0],
+          phone_number: entry.phoneNumber,
+        },
+        action: entry.action ?? 'add',
+        metadata: { timestamp: String(Math.floor(Date.now() / 1000)) },
+      })),
+    }),
+  );
+}

@@ -1,5 +1,10 @@
 import { EventReceiver } from './support/event-receiver.js';
-import { simulateEcho, simulateMessage, type WebhookTarget } from './support/fake-platform.js';
+import {
+  simulateEcho,
+  simulateMessage,
+  simulatePhoneContacts,
+  type WebhookTarget,
+} from './support/fake-platform.js';
 import {
   APP_SECRET,
   adminToken,
@@ -144,5 +149,43 @@ describe('coexistence: the phone app beside the API', () => {
     expect(times).toHaveLength(30);
     // Never faster than 20 a second: 29 gaps of at least 50 ms.
     expect(times[29] - times[0]).toBeGreaterThanOrEqual((29 / 20) * 1000 - 50);
+  });
+
+  it("names contacts from the phone's address book, never over what a customer's profile says", async () => {
+    const contact = async (waId: string) =>
+      (
+        await api<{
+          data: Array<{ wa_id: string; name: string | null; phone_name: string | null }>;
+        }>('GET', `/contacts?q=${waId}`)
+      ).body.data.find((c) => c.wa_id === waId);
+    // Maria wrote with her profile's name; João never wrote.
+    expect(
+      (await simulateMessage(target(), { waId: '5511977770010', name: 'Maria (perfil)' }, 'Oi'))
+        .status,
+    ).toBe(200);
+    await waitFor(async () => (await contact('5511977770010'))?.name === 'Maria (perfil)', 10_000);
+    expect(
+      await simulatePhoneContacts(target(), [
+        { phoneNumber: '+55 11 97777-0010', fullName: 'Maria Souza' },
+        { phoneNumber: '5511977770011', fullName: 'João Lima' },
+      ]),
+    ).toBe(200);
+    await waitFor(async () => (await contact('5511977770011'))?.name === 'João Lima', 10_000);
+    expect(await contact('5511977770010')).toMatchObject({
+      name: 'Maria (perfil)',
+      phone_name: 'Maria Souza',
+    });
+    // The book renames João (its own name); removing him keeps the name shown.
+    expect(
+      await simulatePhoneContacts(target(), [
+        { phoneNumber: '5511977770011', fullName: 'João Silva' },
+      ]),
+    ).toBe(200);
+    await waitFor(async () => (await contact('5511977770011'))?.name === 'João Silva', 10_000);
+    expect(
+      await simulatePhoneContacts(target(), [{ phoneNumber: '5511977770011', action: 'remove' }]),
+    ).toBe(200);
+    await waitFor(async () => (await contact('5511977770011'))?.phone_name === null, 10_000);
+    expect((await contact('5511977770011'))?.name).toBe('João Silva');
   });
 });

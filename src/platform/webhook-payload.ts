@@ -23,8 +23,18 @@ export interface MessagesValue {
   statuses?: InboundStatus[];
   /** `user_preferences`: a customer stopping or resuming marketing messages in the app. */
   user_preferences?: UserPreference[];
+  /** `smb_app_state_sync`: the phone's address book, entry by entry. */
+  state_sync?: PhoneContactSync[];
   /** `smb_message_echoes`: what the owner sent from the phone app (`from` is the business). */
   message_echoes?: Array<InboundMessage & { to?: string }>;
+}
+
+export interface PhoneContactSync {
+  type?: string;
+  contact?: { full_name?: string; first_name?: string; phone_number?: string };
+  /** `add` (or an update) or `remove`. */
+  action?: string;
+  metadata?: { timestamp?: string | number };
 }
 
 export interface UserPreference {

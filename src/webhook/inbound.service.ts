@@ -138,6 +138,7 @@ export class InboundService implements DeliveryHandler {
     const preferences: MessagesValue[] = [];
     const echoes: MessagesValue[] = [];
     const shared = new Set<unknown>();
+    const phoneBooks: MessagesValue[] = [];
     const templateEvents: Array<{
       entry: { id?: unknown; time?: unknown };
       field: (typeof TEMPLATE_FIELDS)[number];
@@ -170,11 +171,11 @@ export class InboundService implements DeliveryHandler {
           } else if (change?.field === 'smb_message_echoes' && change.value) {
             echoes.push(change.value);
             shared.add(change.value.metadata?.phone_number_id);
-          } else if (
-            (change?.field === 'history' || change?.field === 'smb_app_state_sync') &&
-            change.value
-          ) {
-            // Not imported yet; they still say the number is shared with the phone app.
+          } else if (change?.field === 'smb_app_state_sync' && change.value) {
+            phoneBooks.push(change.value);
+            shared.add(change.value.metadata?.phone_number_id);
+          } else if (change?.field === 'history' && change.value) {
+            // Not imported yet; it still says the number is shared with the phone app.
             shared.add(change.value.metadata?.phone_number_id);
           } else if (change?.field === 'business_capability_update' && change.value) {
             const limit = dailyLimitOf(
@@ -218,6 +219,7 @@ export class InboundService implements DeliveryHandler {
       }
     }
     for (const value of echoes) result.stored += await this.storeEchoes(value);
+    for (const value of phoneBooks) await this.syncPhoneContacts(value);
     for (const [account, limit] of limits) {
       const changed = await this.instances.setDailyLimit(account, limit);
       if (changed.length > 0) {
@@ -480,6 +482,50 @@ export class InboundService implements DeliveryHandler {
     });
     const stored = await this.sent.storeEchoes(instance.id, echoes);
     return stored.length;
+  }
+
+  /**
+   * `smb_app_state_sync`: the owner's phone address book. A number added
+   * becomes a contact (named from the book while its own profile names it
+   * not); one removed keeps its name but loses the book's.
+   */
+  private async syncPhoneContacts(value: MessagesValue): Promise<void> {
+    const phoneNumberId = value.metadata?.phone_number_id;
+    const instance =
+      typeof phoneNumberId === 'string'
+        ? await this.instances.findByPhoneNumberId(phoneNumberId)
+        : null;
+    if (!instance?.is_active) return;
+    const entries = array(value.state_sync).flatMap((entry) => {
+      const waId = fitText(entry?.contact?.phone_number, 32)?.replace(/\D/g, '');
+      if (entry?.type !== 'contact' || !waId) return [];
+      const removed = entry.action === 'remove';
+      const name = removed
+        ? null
+        : (fitText(entry.contact?.full_name, 256) ??
+          fitText(entry.contact?.first_name, 256) ??
+          null);
+      return [{ waId, name, removed }];
+    });
+    const added = entries.filter((entry) => !entry.removed);
+    if (added.length > 0) {
+      await this.contacts.resolveContacts(
+        instance.id,
+        added.map((entry) => ({
+          key: entry.waId,
+          waId: entry.waId,
+          userId: null,
+          parentUserId: null,
+          username: null,
+          name: null,
+          lastInboundAt: null,
+        })),
+      );
+    }
+    await this.contacts.setPhoneNames(
+      instance.id,
+      entries.map(({ waId, name }) => ({ waId, name })),
+    );
   }
 
   /** A send refused with 131050 (the customer stopped marketing messages) marks them. */

@@ -255,6 +255,39 @@ describe('ContactStore', () => {
     });
   });
 
+  describe('setPhoneNames', () => {
+    it("keeps the phone book's name apart, and shows it only while the name is none or the book's own", async () => {
+      const instanceId = await insertInstance(context.db);
+      const [profiled, unnamed] = [
+        await newContact(instanceId, { waId: '5511900000501', name: 'Maria (perfil)' }),
+        await newContact(instanceId, { waId: '5511900000502' }),
+      ];
+      expect(
+        await store.setPhoneNames(instanceId, [
+          { waId: '5511900000501', name: 'Maria Souza' },
+          { waId: '5511900000502', name: 'João Lima' },
+          { waId: '5511900000502', name: 'João Silva' },
+          { waId: '5511900000599', name: 'Nobody' },
+        ]),
+      ).toBe(2);
+      expect(await contact(profiled)).toMatchObject({
+        name: 'Maria (perfil)',
+        phone_name: 'Maria Souza',
+      });
+      // The last entry for a number wins.
+      expect(await contact(unnamed)).toMatchObject({
+        name: 'João Silva',
+        phone_name: 'João Silva',
+      });
+      // The same again changes nothing; removed from the book, the name stays.
+      expect(
+        await store.setPhoneNames(instanceId, [{ waId: '5511900000502', name: 'João Silva' }]),
+      ).toBe(0);
+      await store.setPhoneNames(instanceId, [{ waId: '5511900000502', name: null }]);
+      expect(await contact(unnamed)).toMatchObject({ name: 'João Silva', phone_name: null });
+    });
+  });
+
   describe('rekeyContact', () => {
     it('moves the contact known by the old number to the new one, keeping the old among its previous numbers', async () => {
       const instanceId = await insertInstance(context.db);

@@ -2490,6 +2490,8 @@ export interface components {
              * @description Set while the customer has stopped marketing messages in the app (user_preferences, or a send refused with 131050): marketing templates are refused and campaigns pass over them
              */
             marketing_opted_out_at: string | null;
+            /** @description The contact's name in the owner's phone address book (a number shared with the phone app); `name` is it only while the customer's own profile gives none */
+            phone_name: string | null;
             /**
              * @description Inbound messages since a person last read the conversation (POST /contacts/{key}/read), at most 100
              * @example 2
@@ -2541,6 +2543,8 @@ export interface components {
              * @description Set while the customer has stopped marketing messages in the app (user_preferences, or a send refused with 131050): marketing templates are refused and campaigns pass over them
              */
             marketing_opted_out_at: string | null;
+            /** @description The contact's name in the owner's phone address book (a number shared with the phone app); `name` is it only while the customer's own profile gives none */
+            phone_name: string | null;
         };
         EndHandoffDto: {
             /**

@@ -130,6 +130,13 @@ export class ContactDto {
       'Set while the customer has stopped marketing messages in the app (user_preferences, or a send refused with 131050): marketing templates are refused and campaigns pass over them',
   })
   marketing_opted_out_at: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      "The contact's name in the owner's phone address book (a number shared with the phone app); `name` is it only while the customer's own profile gives none",
+  })
+  phone_name: string | null;
 
   static from(contact: Contact, now = Date.now()): ContactDto {
     const windowUntil = contact.last_inbound_at
@@ -158,6 +165,7 @@ export class ContactDto {
       },
       opted_out_at: iso(contact.opted_out_at),
       marketing_opted_out_at: iso(contact.marketing_opted_out_at),
+      phone_name: contact.phone_name,
     };
   }
 }

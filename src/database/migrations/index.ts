@@ -31,6 +31,7 @@ import { BusinessDailyLimit1795697552301 } from './1795697552301-business-daily-
 import { CampaignRetries1795697924305 } from './1795697924305-campaign-retries.js';
 import { MarketingOptOuts1795700754898 } from './1795700754898-marketing-opt-outs.js';
 import { PhoneAppEchoes1795701092507 } from './1795701092507-phone-app-echoes.js';
+import { PhoneContacts1795701618804 } from './1795701618804-phone-contacts.js';
 import { TemplateChanges1795684767652 } from './1795684767652-template-changes.js';
 import { CampaignEvents1795685817560 } from './1795685817560-campaign-events.js';
 
@@ -75,4 +76,5 @@ export const MIGRATIONS = [
   CampaignRetries1795697924305,
   MarketingOptOuts1795700754898,
   PhoneAppEchoes1795701092507,
+  PhoneContacts1795701618804,
 ];
