@@ -815,3 +815,50 @@ export function simulatePhoneContacts(
     }),
   );
 }
+
+/** One message of a history thread: from the customer, or from the business (`fromBusiness`). */
+export interface SimulatedHistoryMessage {
+  id: string;
+  text: string;
+  timestamp: number;
+  fromBusiness?: boolean;
+  status?: string;
+}
+
+/** A chunk of past conversations (`history`) the platform sends after a number shared with the phone app is onboarded. */
+export function simulateHistory(
+  target: WebhookTarget,
+  chunk: {
+    phase: number;
+    chunkOrder: number;
+    progress: number;
+    threads: Array<{ waId: string; messages: SimulatedHistoryMessage[] }>;
+  },
+): Promise<number> {
+  const business = (target.displayPhoneNumber ?? '15550783881').replace(/\D/g, '');
+  return deliverSigned(
+    target,
+    envelope(target, 'history', {
+      history: [
+        {
+          metadata: {
+            phase: chunk.phase,
+            chunk_order: chunk.chunkOrder,
+            progress: chunk.progress,
+          },
+          threads: chunk.threads.map((thread) => ({
+            id: thread.waId,
+            messages: thread.messages.map((message) => ({
+              from: message.fromBusiness ? business : thread.waId,
+              id: message.id,
+              timestamp: String(message.timestamp),
+              type: 'text',
+              text: { body: message.text },
+              history_context: { status: message.status ?? 'READ' },
+            })),
+          })),
+        },
+      ],
+    }),
+  );
+}

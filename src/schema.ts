@@ -2,6 +2,7 @@ import { CAMPAIGN_SQL } from './campaigns/campaign.triggers.sql.js';
 import { CONTACT_SQL } from './contacts/contact.functions.sql.js';
 import type { SqlObject } from './database/sql-objects.js';
 import { EVENT_SQL } from './events/event.triggers.sql.js';
+import { HISTORY_SQL } from './history/history.triggers.sql.js';
 import { INSTANCE_SQL } from './instances/instance.triggers.sql.js';
 import { LIVE_SQL } from './live/live.functions.sql.js';
 import { MESSAGE_SQL } from './messages/message.triggers.sql.js';
@@ -22,4 +23,5 @@ export const SCHEMA_SQL: SqlObject[] = [
   ...INSTANCE_SQL,
   ...LIVE_SQL,
   ...CAMPAIGN_SQL,
+  ...HISTORY_SQL,
 ];

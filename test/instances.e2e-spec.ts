@@ -40,6 +40,7 @@ const DETAIL_FIELDS = [
   'marketing_messages',
   'daily_limit',
   'coexistence',
+  'history',
 ].sort();
 
 describe('admin: instances', () => {

@@ -8,11 +8,12 @@ import { AdminAuthController } from './admin-auth.controller.js';
 import { AdminAuthService } from './admin-auth.service.js';
 import { ApiKeysController } from './api-keys.controller.js';
 import { InstancesController } from './instances.controller.js';
+import { HistoryModule } from '../history/history.module.js';
 import { KnownDevices } from './known-device.js';
 import { LoginThrottleService } from './login-throttle.service.js';
 
 @Module({
-  imports: [AuthModule, AccountsModule, InstancesModule, TemplatesModule],
+  imports: [HistoryModule, AuthModule, AccountsModule, InstancesModule, TemplatesModule],
   controllers: [AdminAuthController, InstancesController, ApiKeysController, AccountsController],
   providers: [AdminAuthService, KnownDevices, LoginThrottleService],
   exports: [AdminAuthService],

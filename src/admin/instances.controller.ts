@@ -17,6 +17,7 @@ import {
 } from '../instances/dto/instance-responses.dto.js';
 import { UpdateInstanceDto } from '../instances/dto/update-instance.dto.js';
 import { InstancesService } from '../instances/instances.service.js';
+import { HistoryStore } from '../history/history.store.js';
 import { TemplatesService } from '../templates/templates.service.js';
 import {
   PLATFORM_INVALID_TOKEN,
@@ -37,6 +38,7 @@ export class InstancesController {
   constructor(
     private readonly instances: InstancesService,
     private readonly templates: TemplatesService,
+    private readonly history: HistoryStore,
     private readonly config: AppConfig,
   ) {}
 
@@ -114,7 +116,11 @@ export class InstancesController {
   @ApiOkResponse({ type: InstanceDetailDto })
   @ApiErrors(BAD_ID, NOT_FOUND)
   async detail(@Param('id', ParseUuidPipe) id: string): Promise<InstanceDetailDto> {
-    return InstanceDetailDto.from(await this.instances.get(id), this.config.PLATFORM_SEND_RATE);
+    return InstanceDetailDto.from(
+      await this.instances.get(id),
+      this.config.PLATFORM_SEND_RATE,
+      await this.history.summary(id),
+    );
   }
 
   @Patch(':id')

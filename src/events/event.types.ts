@@ -8,6 +8,7 @@ export const EVENT_TYPES = [
   'instance.status',
   'contact.handoff',
   'campaign.status',
+  'history.imported',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -230,6 +230,52 @@ export class MessageStore implements ContactSummaries {
     return [...done, ...completed.map((row) => row.wamid)];
   }
 
+  /**
+   * Stores imported history (a number shared with the phone app): each
+   * message once, marked `imported`, never waiting for a turn, no message
+   * event (the triggers pass over it). How many were new.
+   */
+  async insertImported(
+    instanceId: string,
+    messages: Array<{
+      wamid: string;
+      direction: 'inbound' | 'outbound';
+      contact: string;
+      contactId: string;
+      type: string;
+      body: Record<string, unknown>;
+      status: string;
+      sentAt: Date;
+    }>,
+  ): Promise<number> {
+    if (messages.length === 0) return 0;
+    const inserted = await rows<{ wamid: string }>(
+      this.db,
+      `INSERT INTO messages (instance_id, wamid, direction, contact, contact_id, type, body,
+         status, sent_by, created_at, received_at, awaiting_turn, imported)
+       SELECT $1, m.wamid, m.direction, m.contact, m.contact_id, m.type, m.body, m.status,
+         CASE WHEN m.direction = 'outbound' THEN 'phone_app' END, m.sent_at, now(), false, true
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::uuid[], $6::text[], $7::jsonb[],
+                   $8::text[], $9::timestamptz[])
+         WITH ORDINALITY AS m(wamid, direction, contact, contact_id, type, body, status, sent_at, n)
+       ORDER BY m.n
+       ON CONFLICT (wamid) DO NOTHING
+       RETURNING wamid`,
+      [
+        instanceId,
+        messages.map((m) => m.wamid),
+        messages.map((m) => m.direction),
+        messages.map((m) => m.contact),
+        messages.map((m) => m.contactId),
+        messages.map((m) => m.type),
+        messages.map((m) => JSON.stringify(m.body)),
+        messages.map((m) => m.status),
+        messages.map((m) => m.sentAt),
+      ],
+    );
+    return inserted.length;
+  }
+
   /** When each contact's messages waiting for a turn arrived; contacts with none are left out. */
   async awaitingSpans(contactIds: string[]): Promise<Map<string, AwaitingSpan>> {
     const found = await prepared<{ contact_id: string; first: Date; last: Date }>(

@@ -64,6 +64,7 @@ BEGIN
   UPDATE contacts c SET last_outbound_at = GREATEST(c.last_outbound_at, o.at)
   FROM (SELECT contact_id, max(created_at) AS at FROM added
         WHERE direction = 'outbound' AND contact_id IS NOT NULL AND type <> 'unknown'
+          AND NOT imported
         GROUP BY contact_id) o
   WHERE c.id = o.contact_id;
   IF EXISTS (SELECT 1 FROM event_subscriptions) THEN
@@ -78,7 +79,9 @@ BEGIN
                                     WHEN m.type = 'unknown' THEN 'message.status'
                                     ELSE 'message.sent' END AS type) t
     LEFT JOIN contacts c ON c.id = m.contact_id
-    WHERE EXISTS (SELECT 1 FROM event_subscriptions s
+    -- Imported history is no news: its chunk's history.imported says it came.
+    WHERE NOT m.imported
+      AND EXISTS (SELECT 1 FROM event_subscriptions s
                   WHERE (s.instance_id IS NULL OR s.instance_id = m.instance_id)
                     AND t.type = ANY (s.event_types))
     ORDER BY m.seq;

@@ -49,6 +49,8 @@ export interface Message {
   turn_id: string | null;
   /** Inbound and not yet in a turn. */
   awaiting_turn: boolean;
+  /** Past history the platform sent for a number shared with the phone app (no turn, no window, no event). */
+  imported: boolean;
   /** When it reached the webhook; with `seq`, orders messages of the same second. */
   received_at: Date;
   seq: string;

@@ -23,10 +23,21 @@ export interface MessagesValue {
   statuses?: InboundStatus[];
   /** `user_preferences`: a customer stopping or resuming marketing messages in the app. */
   user_preferences?: UserPreference[];
+  /** `history`: past conversations, in chunks (or the business declining to share them). */
+  history?: HistoryChunkValue[];
   /** `smb_app_state_sync`: the phone's address book, entry by entry. */
   state_sync?: PhoneContactSync[];
   /** `smb_message_echoes`: what the owner sent from the phone app (`from` is the business). */
   message_echoes?: Array<InboundMessage & { to?: string }>;
+}
+
+export interface HistoryChunkValue {
+  metadata?: { phase?: number; chunk_order?: number; progress?: number };
+  threads?: Array<{
+    id?: string;
+    messages?: Array<InboundMessage & { history_context?: { status?: string } }>;
+  }>;
+  errors?: unknown[];
 }
 
 export interface PhoneContactSync {

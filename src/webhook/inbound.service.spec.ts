@@ -8,6 +8,7 @@ import type { ContactStore } from '../contacts/contact.store.js';
 import type { OptOuts } from '../contacts/opt-outs.js';
 import type { InboundRow, InsertedInbound, MessageStore } from '../messages/message.store.js';
 import type { MessagesService } from '../messages/messages.service.js';
+import type { HistoryStore } from '../history/history.store.js';
 import type { StatusRow } from '../messages/message.types.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import type { WebhookDelivery } from '../queue/queues.js';
@@ -110,6 +111,7 @@ describe('InboundService (stores faked)', () => {
       { storeEchoes: () => Promise.resolve([]) } as unknown as MessagesService,
       new FakeContactStore() as unknown as ContactStore,
       templateStore,
+      { record: () => Promise.resolve(true) } as unknown as HistoryStore,
       new MetricsService(),
       new EventWake(),
       { set: () => Promise.resolve([]) } as unknown as OptOuts,

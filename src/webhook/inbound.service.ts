@@ -10,6 +10,7 @@ import { ContactStore } from '../contacts/contact.store.js';
 import { OptOuts } from '../contacts/opt-outs.js';
 import { MessageStore } from '../messages/message.store.js';
 import { MessagesService } from '../messages/messages.service.js';
+import { HistoryStore } from '../history/history.store.js';
 import { AppConfig } from '../config/app-config.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import type {
@@ -97,6 +98,21 @@ const array = <T>(value: T[] | undefined): T[] => (Array.isArray(value) ? value 
  * whenever some of its messages were stored before (the attempt that stored
  * them may have died before arming it). One bad message never costs the others.
  */
+/** A history message's status as the reference writes it (any case), as a stored status. */
+function historyStatus(status: unknown): string {
+  switch (typeof status === 'string' ? status.toLowerCase() : '') {
+    case 'read':
+    case 'played':
+      return 'read';
+    case 'delivered':
+      return 'delivered';
+    case 'error':
+      return 'failed';
+    default:
+      return 'sent';
+  }
+}
+
 @Injectable()
 export class InboundService implements DeliveryHandler {
   private readonly logger = new Logger(InboundService.name);
@@ -108,6 +124,7 @@ export class InboundService implements DeliveryHandler {
     private readonly sent: MessagesService,
     private readonly contacts: ContactStore,
     private readonly templates: TemplateStore,
+    private readonly history: HistoryStore,
     private readonly metrics: MetricsService,
     private readonly events: EventWake,
     private readonly optOuts: OptOuts,
@@ -139,6 +156,7 @@ export class InboundService implements DeliveryHandler {
     const echoes: MessagesValue[] = [];
     const shared = new Set<unknown>();
     const phoneBooks: MessagesValue[] = [];
+    const histories: MessagesValue[] = [];
     const templateEvents: Array<{
       entry: { id?: unknown; time?: unknown };
       field: (typeof TEMPLATE_FIELDS)[number];
@@ -175,7 +193,7 @@ export class InboundService implements DeliveryHandler {
             phoneBooks.push(change.value);
             shared.add(change.value.metadata?.phone_number_id);
           } else if (change?.field === 'history' && change.value) {
-            // Not imported yet; it still says the number is shared with the phone app.
+            histories.push(change.value);
             shared.add(change.value.metadata?.phone_number_id);
           } else if (change?.field === 'business_capability_update' && change.value) {
             const limit = dailyLimitOf(
@@ -220,6 +238,7 @@ export class InboundService implements DeliveryHandler {
     }
     for (const value of echoes) result.stored += await this.storeEchoes(value);
     for (const value of phoneBooks) await this.syncPhoneContacts(value);
+    for (const value of histories) await this.importHistory(value);
     for (const [account, limit] of limits) {
       const changed = await this.instances.setDailyLimit(account, limit);
       if (changed.length > 0) {
@@ -526,6 +545,76 @@ export class InboundService implements DeliveryHandler {
       instance.id,
       entries.map(({ waId, name }) => ({ waId, name })),
     );
+  }
+
+  /**
+   * `history`: past conversations of a number shared with the phone app,
+   * chunk by chunk (any order, maybe twice). Each message is stored once,
+   * `imported`: it starts no turn, opens no window and is no message event;
+   * each chunk is recorded once, with a `history.imported` event.
+   */
+  private async importHistory(value: MessagesValue): Promise<void> {
+    const phoneNumberId = value.metadata?.phone_number_id;
+    const instance =
+      typeof phoneNumberId === 'string'
+        ? await this.instances.findByPhoneNumberId(phoneNumberId)
+        : null;
+    if (!instance?.is_active) return;
+    const business = (value.metadata?.display_phone_number ?? '').replace(/\D/g, '');
+    for (const chunk of array(value.history)) {
+      if (array(chunk?.errors).length > 0) {
+        this.logger.warn({ instanceId: instance.id }, 'the business declined to share its history');
+        continue;
+      }
+      const threads = array(chunk?.threads).flatMap((thread) => {
+        const waId = fitText(thread?.id, 32);
+        return waId && /^\d+$/.test(waId) ? [{ waId, messages: array(thread.messages) }] : [];
+      });
+      const contactIds = await this.contacts.resolveContacts(
+        instance.id,
+        threads.map(({ waId }) => ({
+          key: waId,
+          waId,
+          userId: null,
+          parentUserId: null,
+          username: null,
+          name: null,
+          lastInboundAt: null,
+        })),
+      );
+      const rows = threads.flatMap(({ waId, messages }) =>
+        messages.flatMap((message) => {
+          const wamid = fitText(message?.id, 256);
+          const contactId = contactIds.get(waId);
+          if (!wamid || !contactId) return [];
+          const from = String(message.from ?? '').replace(/\D/g, '');
+          const inbound = from === waId || (from !== business && from !== '');
+          const seconds = Number(message.timestamp);
+          return [
+            {
+              wamid,
+              direction: inbound ? ('inbound' as const) : ('outbound' as const),
+              contact: waId,
+              contactId,
+              type: fitText(message.type, 32) ?? 'unknown',
+              body: message,
+              status: inbound ? 'received' : historyStatus(message.history_context?.status),
+              sentAt:
+                Number.isFinite(seconds) && seconds > 0 ? new Date(seconds * 1000) : new Date(),
+            },
+          ];
+        }),
+      );
+      const stored = await this.messages.insertImported(instance.id, rows);
+      const meta = chunk?.metadata ?? {};
+      await this.history.record(instance.id, {
+        phase: Number.isInteger(meta.phase) ? meta.phase! : 0,
+        chunkOrder: Number.isInteger(meta.chunk_order) ? meta.chunk_order! : 0,
+        progress: Number.isInteger(meta.progress) ? meta.progress! : 0,
+        messages: rows.length,
+        stored,
+      });
+    }
   }
 
   /** A send refused with 131050 (the customer stopped marketing messages) marks them. */

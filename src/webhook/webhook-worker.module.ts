@@ -3,6 +3,7 @@ import { ContactsModule } from '../contacts/contacts.module.js';
 import { EventsModule } from '../events/events.module.js';
 import { InstancesModule } from '../instances/instances.module.js';
 import { MessagesModule } from '../messages/messages.module.js';
+import { HistoryModule } from '../history/history.module.js';
 import { TemplatesModule } from '../templates/templates.module.js';
 import { BufferModule } from '../turns/buffer/buffer.module.js';
 import { ContactBuffer } from '../turns/buffer/contact-buffer.js';
@@ -24,6 +25,7 @@ import { InboundService } from './inbound.service.js';
     TemplatesModule,
     BufferModule,
     EventsModule,
+    HistoryModule,
   ],
   providers: [
     InboundService,

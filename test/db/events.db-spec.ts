@@ -4,6 +4,7 @@ import addFormats from 'ajv-formats';
 import { EVENT_BODIES } from '../../src/events/dto/event-payloads.dto.js';
 import { EventStore } from '../../src/events/event.store.js';
 import { CampaignStore } from '../../src/campaigns/campaign.store.js';
+import { HistoryStore } from '../../src/history/history.store.js';
 import { ContactStore } from '../../src/contacts/contact.store.js';
 import { MessageStore } from '../../src/messages/message.store.js';
 import { offlineOpenApiDocument } from '../../src/openapi-offline.js';
@@ -115,6 +116,14 @@ describe('events the triggers write', () => {
     );
     await campaigns.transition(campaign.id, ['draft'], 'running');
     await campaigns.transition(campaign.id, ['running'], 'completed');
+    // history.imported
+    await new HistoryStore(context.source).record(instanceId, {
+      phase: 0,
+      chunkOrder: 1,
+      progress: 100,
+      messages: 2,
+      stored: 2,
+    });
     // ping
     await events.ping((await events.find(subscriptionId))!);
 

@@ -1448,6 +1448,28 @@ export interface components {
             buffer_max_wait_s: number | null;
             typing_indicator: boolean | null;
         };
+        HistorySummaryDto: {
+            /**
+             * @description Chunks imported
+             * @example 12
+             */
+            chunks: number;
+            /**
+             * @description Messages imported
+             * @example 1180
+             */
+            messages: number;
+            /**
+             * @description The furthest phase the platform reported: 0 (day 0-1), 1 (day 1-90), 2 (day 90-180)
+             * @example 1
+             */
+            phase: number | null;
+            /**
+             * @description That phase's progress, in percent, as the platform says
+             * @example 40
+             */
+            progress: number | null;
+        };
         InstanceDetailDto: {
             /** Format: uuid */
             id: string;
@@ -1494,6 +1516,8 @@ export interface components {
              * @example 2000
              */
             daily_limit: number | null;
+            /** @description Its history's import (coexistence) */
+            history: components["schemas"]["HistorySummaryDto"];
         };
         UpdateAgentSettingsDto: {
             /** @description false: the agent never answers this number */
@@ -2266,7 +2290,7 @@ export interface components {
              *       "message.status"
              *     ]
              */
-            event_types: ("message.received" | "message.status" | "message.sent" | "template.status" | "turn.failed" | "instance.status" | "contact.handoff" | "campaign.status")[];
+            event_types: ("message.received" | "message.status" | "message.sent" | "template.status" | "turn.failed" | "instance.status" | "contact.handoff" | "campaign.status" | "history.imported")[];
             /** @example CRM inbox */
             description?: string;
             /** @default true */
@@ -2279,7 +2303,7 @@ export interface components {
             url: string;
             /** Format: uuid */
             instance_id: string | null;
-            event_types: ("message.received" | "message.status" | "message.sent" | "template.status" | "turn.failed" | "instance.status" | "contact.handoff" | "campaign.status")[];
+            event_types: ("message.received" | "message.status" | "message.sent" | "template.status" | "turn.failed" | "instance.status" | "contact.handoff" | "campaign.status" | "history.imported")[];
             description: string | null;
             enabled: boolean;
             /** @description Why it was disabled (by an admin, a 410 Gone, or a day of failures) */
@@ -2311,7 +2335,7 @@ export interface components {
             url: string;
             /** Format: uuid */
             instance_id: string | null;
-            event_types: ("message.received" | "message.status" | "message.sent" | "template.status" | "turn.failed" | "instance.status" | "contact.handoff" | "campaign.status")[];
+            event_types: ("message.received" | "message.status" | "message.sent" | "template.status" | "turn.failed" | "instance.status" | "contact.handoff" | "campaign.status" | "history.imported")[];
             description: string | null;
             enabled: boolean;
             /** @description Why it was disabled (by an admin, a 410 Gone, or a day of failures) */
@@ -2334,7 +2358,7 @@ export interface components {
         UpdateEventSubscriptionDto: {
             /** @example https://crm.example.com/hooks/v2 */
             url?: string;
-            event_types?: ("message.received" | "message.status" | "message.sent" | "template.status" | "turn.failed" | "instance.status" | "contact.handoff" | "campaign.status")[];
+            event_types?: ("message.received" | "message.status" | "message.sent" | "template.status" | "turn.failed" | "instance.status" | "contact.handoff" | "campaign.status" | "history.imported")[];
             description?: string;
             /** @description false stops deliveries (events already waiting are kept); true resumes them and clears a disable by failures */
             enabled?: boolean;
@@ -2636,6 +2660,8 @@ export interface components {
              * @example 0069315ba0006451d64628d39000000000000002a
              */
             position: string;
+            /** @description Imported history (a number shared with the phone app): it started no turn and opened no window */
+            imported: boolean;
         };
         ConversationPageDto: {
             contact: components["schemas"]["ContactDto"];
@@ -3477,6 +3503,49 @@ export interface components {
             /** @enum {string} */
             type: "campaign.status";
             data: components["schemas"]["CampaignStatusDataDto"];
+        };
+        HistoryImportedDataDto: {
+            /**
+             * @description The platform's phase: 0 (day 0-1), 1 (day 1-90), 2 (day 90-180)
+             * @example 1
+             */
+            phase: number;
+            /** @example 3 */
+            chunk_order: number;
+            /**
+             * @description How far the platform says the history sync is, in percent
+             * @example 40
+             */
+            progress: number;
+            /**
+             * @description Messages the chunk held
+             * @example 100
+             */
+            messages: number;
+            /**
+             * @description Of those, stored now (new to the service)
+             * @example 100
+             */
+            stored: number;
+            /** Format: date-time */
+            at: string;
+        };
+        HistoryImportedEventDto: {
+            /**
+             * Format: uuid
+             * @description Stable: also the webhook-id header, the same on every retry and replay
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the change happened
+             */
+            created_at: string;
+            /** Format: uuid */
+            instance_id: string | null;
+            /** @enum {string} */
+            type: "history.imported";
+            data: components["schemas"]["HistoryImportedDataDto"];
         };
         PingDataDto: {
             /** Format: uuid */

@@ -101,8 +101,15 @@ export class ConversationMessageDto {
   })
   position: string;
 
+  @ApiProperty({
+    description:
+      'Imported history (a number shared with the phone app): it started no turn and opened no window',
+  })
+  imported: boolean;
+
   static from(message: ConversationMessage): ConversationMessageDto {
     return {
+      imported: message.imported,
       wamid: message.wamid,
       direction: message.direction,
       type: message.type,

@@ -32,8 +32,10 @@ import { CampaignRetries1795697924305 } from './1795697924305-campaign-retries.j
 import { MarketingOptOuts1795700754898 } from './1795700754898-marketing-opt-outs.js';
 import { PhoneAppEchoes1795701092507 } from './1795701092507-phone-app-echoes.js';
 import { PhoneContacts1795701618804 } from './1795701618804-phone-contacts.js';
+import { HistoryImports1795701809287 } from './1795701809287-history-imports.js';
 import { TemplateChanges1795684767652 } from './1795684767652-template-changes.js';
 import { CampaignEvents1795685817560 } from './1795685817560-campaign-events.js';
+import { HistoryEvents1795701819995 } from './1795701819995-history-events.js';
 
 /**
  * Every migration, oldest first (`npm run sql:migration` appends the ones it writes).
@@ -77,4 +79,6 @@ export const MIGRATIONS = [
   MarketingOptOuts1795700754898,
   PhoneAppEchoes1795701092507,
   PhoneContacts1795701618804,
+  HistoryImports1795701809287,
+  HistoryEvents1795701819995,
 ];

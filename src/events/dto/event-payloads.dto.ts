@@ -256,6 +256,36 @@ export class CampaignStatusEventDto extends EventBaseDto {
   @ApiProperty({ type: CampaignStatusDataDto }) data: CampaignStatusDataDto;
 }
 
+export class HistoryImportedDataDto {
+  @ApiProperty({
+    type: 'integer',
+    example: 1,
+    description: "The platform's phase: 0 (day 0-1), 1 (day 1-90), 2 (day 90-180)",
+  })
+  phase: number;
+  @ApiProperty({ type: 'integer', example: 3 }) chunk_order: number;
+  @ApiProperty({
+    type: 'integer',
+    example: 40,
+    description: 'How far the platform says the history sync is, in percent',
+  })
+  progress: number;
+  @ApiProperty({ type: 'integer', example: 100, description: 'Messages the chunk held' })
+  messages: number;
+  @ApiProperty({
+    type: 'integer',
+    example: 100,
+    description: 'Of those, stored now (new to the service)',
+  })
+  stored: number;
+  @ApiProperty({ format: 'date-time' }) at: string;
+}
+
+export class HistoryImportedEventDto extends EventBaseDto {
+  @ApiProperty({ enum: ['history.imported'] }) type: string;
+  @ApiProperty({ type: HistoryImportedDataDto }) data: HistoryImportedDataDto;
+}
+
 export class PingEventDto extends EventBaseDto {
   @ApiProperty({ enum: ['ping'] }) type: string;
   @ApiProperty({ type: PingDataDto }) data: PingDataDto;
@@ -271,6 +301,7 @@ export const EVENT_BODIES = {
   'instance.status': InstanceStatusEventDto,
   'contact.handoff': ContactHandoffEventDto,
   'campaign.status': CampaignStatusEventDto,
+  'history.imported': HistoryImportedEventDto,
   ping: PingEventDto,
 };
 

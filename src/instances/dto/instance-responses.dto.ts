@@ -78,6 +78,28 @@ export class InstanceListItemDto {
   }
 }
 
+/** What the import of a number's history (shared with the phone app) came to. */
+export class HistorySummaryDto {
+  @ApiProperty({ type: 'integer', example: 12, description: 'Chunks imported' }) chunks: number;
+  @ApiProperty({ type: 'integer', example: 1180, description: 'Messages imported' })
+  messages: number;
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    example: 1,
+    description:
+      'The furthest phase the platform reported: 0 (day 0-1), 1 (day 1-90), 2 (day 90-180)',
+  })
+  phase: number | null;
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    example: 40,
+    description: "That phase's progress, in percent, as the platform says",
+  })
+  progress: number | null;
+}
+
 /** GET /admin/instances/{id}: the list fields plus the detail-only ones. */
 export class InstanceDetailDto extends InstanceListItemDto {
   @ApiProperty({ nullable: true, type: String }) business_id: string | null;
@@ -111,12 +133,19 @@ export class InstanceDetailDto extends InstanceListItemDto {
       "The business's daily limit on customers it starts conversations with, as the platform's business_capability_update last said (null: none known); campaigns keep a share of it free for conversations (CAMPAIGN_DAILY_LIMIT_SHARE)",
   })
   daily_limit: number | null;
+  @ApiProperty({ type: HistorySummaryDto, description: "Its history's import (coexistence)" })
+  history: HistorySummaryDto;
 
-  static override from(instance: Instance, defaultRate = 80): InstanceDetailDto {
+  static override from(
+    instance: Instance,
+    defaultRate = 80,
+    history: HistorySummaryDto = { chunks: 0, messages: 0, phase: null, progress: null },
+  ): InstanceDetailDto {
     return {
       ...InstanceListItemDto.from(instance),
       send_rate: numberRate(instance) ?? defaultRate,
       coexistence: instance.coexistence,
+      history,
       marketing_messages: instance.marketing_messages,
       daily_limit: instance.daily_limit,
       business_id: instance.business_id,
