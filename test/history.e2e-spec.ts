@@ -146,4 +146,39 @@ describe('history of a number shared with the phone app', () => {
     expect(messageEvents.filter((wamid) => wamid.startsWith('wamid.H-'))).toEqual([]);
     expect(messageEvents.length).toBeGreaterThanOrEqual(1);
   }, 120_000);
+
+  it('imports a chunk with a value PostgreSQL cannot hold as given (a NUL, a timestamp far ahead) instead of losing it', async () => {
+    const waId = '5511966660020';
+    expect(
+      await simulateHistory(target(), {
+        phase: 0,
+        chunkOrder: 9,
+        progress: 100,
+        threads: [
+          {
+            waId,
+            messages: [
+              { id: 'wamid.H-odd-1', text: 'com \u0000 no meio', timestamp: 99_999_999_999_999 },
+              {
+                id: 'wamid.H-odd-2',
+                text: 'normal',
+                timestamp: Math.floor(Date.now() / 1000) - 60,
+              },
+            ],
+          },
+        ],
+      }),
+    ).toBe(200);
+    await waitFor(async () => {
+      const [{ n }] = await context.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM messages WHERE wamid LIKE 'wamid.H-odd-%'`,
+      );
+      return n === 2;
+    }, 20_000);
+    const [odd] = await context.db.query<{ body: { text: { body: string } }; created_at: Date }>(
+      `SELECT body, created_at FROM messages WHERE wamid = 'wamid.H-odd-1'`,
+    );
+    expect(odd.body.text.body).toBe('com  no meio');
+    expect(odd.created_at.getTime()).toBeLessThanOrEqual(Date.now() + 60_000);
+  });
 });

@@ -116,9 +116,24 @@ describe('marketing opt-outs (user_preferences, 131050)', () => {
     // Resumed later: marketing goes again. An older stop delivered again changes nothing.
     expect(await simulateUserPreference(target(), number(1), 'resume', stopAt + 30)).toBe(200);
     await waitFor(async () => (await marketingOptOut(number(1))) === null, 10_000);
-    expect(await simulateUserPreference(target(), number(1), 'stop', stopAt)).toBe(200);
-    expect((await offer(number(1))).status).toBe(200);
+    // The older stop comes again, in one delivery with another customer's stop: once
+    // that one is applied, so was it.
+    expect(
+      await deliverSigned(
+        target(),
+        envelope(target(), 'user_preferences', {
+          user_preferences: [number(1), number(4)].map((waId, i) => ({
+            wa_id: waId,
+            category: 'marketing_messages',
+            value: 'stop',
+            timestamp: i === 0 ? stopAt : stopAt + 60,
+          })),
+        }),
+      ),
+    ).toBe(200);
+    await waitFor(async () => Boolean(await marketingOptOut(number(4))), 10_000);
     expect(await marketingOptOut(number(1))).toBeNull();
+    expect((await offer(number(1))).status).toBe(200);
   });
 
   it('marks a customer whose marketing template failed with 131050', async () => {

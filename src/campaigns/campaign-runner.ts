@@ -402,7 +402,7 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
             ? session.sendMarketingMessage(marketingMessage(message))
             : session.sendMessage(message);
         },
-        numberRate(instance),
+        numberRate(instance, this.config.PLATFORM_SEND_RATE),
         this.stopping.signal,
       );
     } catch (error) {

@@ -91,7 +91,7 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   service_window_closed:
     'a non-template send to a contact with no inbound message in the last 24 hours',
   contact_opted_out:
-    'a non-template send to a contact who opted out with a stop word (until they opt in again)',
+    'a non-template send to a contact who opted out with a stop word (until they opt in again), or a marketing template to a customer who stopped marketing messages in the app',
   event_target_refused:
     'an event subscription URL that is not https in production, or resolves to a loopback, private, link-local or metadata address',
   event_replay_timeout:

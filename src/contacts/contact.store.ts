@@ -294,7 +294,9 @@ export class ContactStore {
          marketing_opted_out_at = CASE WHEN $3 THEN COALESCE(marketing_opted_out_at, $4) END,
          marketing_pref_at = $4
        WHERE instance_id = $1 AND wa_id = $2
-         AND (marketing_pref_at IS NULL OR marketing_pref_at <= $4)
+         -- The latest wins; at the same time a stop does (the result is the same in any order).
+         AND (marketing_pref_at IS NULL OR marketing_pref_at < $4
+           OR (marketing_pref_at = $4 AND $3))
        RETURNING id`,
       [instanceId, waId, stop, at],
     );

@@ -65,8 +65,12 @@ export const COEXISTENCE_RATE = 20;
  * The messages a second a number is paced to: its own rate (null:
  * PLATFORM_SEND_RATE), at most 20 while it is shared with the phone app.
  */
-export function numberRate(instance: Pick<Instance, 'send_rate' | 'coexistence'>): number | null {
+export function numberRate(
+  instance: Pick<Instance, 'send_rate' | 'coexistence'>,
+  /** PLATFORM_SEND_RATE: a shared number is never paced above it either. */
+  configured: number,
+): number | null {
   return instance.coexistence
-    ? Math.min(COEXISTENCE_RATE, instance.send_rate ?? COEXISTENCE_RATE)
+    ? Math.min(COEXISTENCE_RATE, instance.send_rate ?? configured)
     : instance.send_rate;
 }

@@ -223,7 +223,7 @@ export class MessageStore implements ContactSummaries {
          sent_by = r.sent_by, sent_by_account_id = r.account_id,
          sent_by_account_name = r.account_name, updated_at = now()
        FROM ${OUTBOUND_RECORDS}
-       WHERE m.wamid = r.wamid AND (NOT $11::boolean OR m.sent_by IS NULL)
+       WHERE m.wamid = r.wamid AND (NOT $11::boolean OR m.type = 'unknown')
        RETURNING m.wamid`,
       [...columns(records.filter((r) => !done.has(r.wamid))), options.placeholdersOnly ?? false],
     );
@@ -276,6 +276,17 @@ export class MessageStore implements ContactSummaries {
     return inserted.length;
   }
 
+  /** Of these wamids, those stored as sent from the phone app (echoes, new or not). */
+  async phoneAppEchoes(instanceId: string, wamids: string[]): Promise<string[]> {
+    const found = await rows<{ wamid: string }>(
+      this.db,
+      `SELECT wamid FROM messages
+       WHERE instance_id = $1 AND wamid = ANY($2::text[]) AND sent_by = 'phone_app'`,
+      [instanceId, wamids],
+    );
+    return found.map((row) => row.wamid);
+  }
+
   /** When each contact's messages waiting for a turn arrived; contacts with none are left out. */
   async awaitingSpans(contactIds: string[]): Promise<Map<string, AwaitingSpan>> {
     const found = await prepared<{ contact_id: string; first: Date; last: Date }>(
@@ -316,7 +327,7 @@ export class MessageStore implements ContactSummaries {
             SELECT 1 FROM messages m
             WHERE m.contact_id = c.id
               AND (m.stored_tx, m.seq) > (COALESCE(c.read_tx, '0'::xid8), COALESCE(c.read_seq, 0))
-              AND m.direction = 'inbound' AND m.type <> 'unknown'
+              AND m.direction = 'inbound' AND m.type <> 'unknown' AND NOT m.imported
             LIMIT ${UNREAD_CAP}) u) AS unread,
          CASE WHEN l.wamid IS NULL THEN NULL ELSE jsonb_build_object(
            'wamid', l.wamid, 'direction', l.direction, 'type', l.type, 'text', l.text,

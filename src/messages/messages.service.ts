@@ -229,7 +229,7 @@ export class MessagesService {
   /**
    * Stores what the owner sent from the platform's phone app (coexistence
    * echoes) as sent by `phone_app`; an echo of a message this service sent
-   * (the same wamid) changes nothing. The new ones count as a person
+   * (the same wamid) changes nothing. The phone app's count as a person
    * answering: the agent pauses for each of their contacts (HANDOFF_AUTO_PAUSE_S).
    * The wamids stored.
    */
@@ -250,8 +250,16 @@ export class MessagesService {
       })),
       { placeholdersOnly: true },
     );
+    // Every echo that is the phone app's, new or stored by an earlier try of this
+    // delivery (which may have died before its pause): pausing again changes nothing.
+    const phoneApp = new Set(
+      await this.store.phoneAppEchoes(
+        instanceId,
+        echoes.map((echo) => echo.wamid),
+      ),
+    );
     const answered = new Set(
-      echoes.filter((echo) => stored.includes(echo.wamid)).map((echo) => echo.to),
+      echoes.filter((echo) => phoneApp.has(echo.wamid)).map((echo) => echo.to),
     );
     for (const to of answered) await this.pauseForPerson(instanceId, { to });
     return stored;

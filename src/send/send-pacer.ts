@@ -213,7 +213,11 @@ export class SendPacer {
       redis.defineCommand('campaignSlot', { numberOfKeys: 4, lua: CAMPAIGN_SCRIPT });
     }
     this.intervalMicros = Math.max(1, Math.round(1_000_000 / config.PLATFORM_SEND_RATE));
+    this.defaultRate = config.PLATFORM_SEND_RATE;
   }
+
+  /** PLATFORM_SEND_RATE: a number's rate when it has none of its own. */
+  readonly defaultRate: number;
 
   /**
    * Runs `send` when the number's (and the recipient's) turn comes; adapts to

@@ -99,7 +99,7 @@ export class SendService {
         addressOf(asked),
         // A client's send read its address a moment ago: only a wait makes it worth reading again.
         async (waited) => session.sendMessage(reply || waited ? await current() : message, current),
-        numberRate(instance),
+        numberRate(instance, this.pacer.defaultRate),
       )
       .catch((error: unknown) => {
         throw template ? this.templates.explainSendError(instance, template, error) : error;

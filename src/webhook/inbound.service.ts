@@ -36,6 +36,7 @@ import {
   inboundMessageRow,
   messageTime,
   statusRows,
+  storableJson,
   type InboundMessageRow,
 } from './inbound-rows.js';
 
@@ -98,6 +99,17 @@ const array = <T>(value: T[] | undefined): T[] => (Array.isArray(value) ? value 
  * whenever some of its messages were stored before (the attempt that stored
  * them may have died before arming it). One bad message never costs the others.
  */
+/** A webhook object as PostgreSQL can store it (no NUL, no lone surrogate). */
+function storable(value: object): Record<string, unknown> {
+  return JSON.parse(storableJson(value)) as Record<string, unknown>;
+}
+
+/** A whole number the platform may write as a number or as text; 0 when it is neither. */
+function wholeNumber(value: unknown): number {
+  const n = typeof value === 'number' || typeof value === 'string' ? Number(value) : NaN;
+  return Number.isSafeInteger(n) && n >= 0 ? n : 0;
+}
+
 /** A history message's status as the reference writes it (any case), as a stored status. */
 function historyStatus(status: unknown): string {
   switch (typeof status === 'string' ? status.toLowerCase() : '') {
@@ -497,10 +509,18 @@ export class InboundService implements DeliveryHandler {
       const wamid = fitText(echo?.id, 256);
       const type = fitText(echo?.type, 32) ?? 'unknown';
       if (!to || !/^\d+$/.test(to) || !wamid) return [];
-      return [{ to, wamid, type, body: echo }];
+      return [{ to, wamid, type, body: storable(echo) }];
     });
-    const stored = await this.sent.storeEchoes(instance.id, echoes);
-    return stored.length;
+    try {
+      return (await this.sent.storeEchoes(instance.id, echoes)).length;
+    } catch (error) {
+      if (!isDataError(error)) throw error;
+      this.logger.warn(
+        { instanceId: instance.id, err: (error as Error).message },
+        'echoes skipped: PostgreSQL refused them',
+      );
+      return 0;
+    }
   }
 
   /**
@@ -560,7 +580,7 @@ export class InboundService implements DeliveryHandler {
         ? await this.instances.findByPhoneNumberId(phoneNumberId)
         : null;
     if (!instance?.is_active) return;
-    const business = (value.metadata?.display_phone_number ?? '').replace(/\D/g, '');
+    const now = new Date();
     for (const chunk of array(value.history)) {
       if (array(chunk?.errors).length > 0) {
         this.logger.warn({ instanceId: instance.id }, 'the business declined to share its history');
@@ -587,9 +607,9 @@ export class InboundService implements DeliveryHandler {
           const wamid = fitText(message?.id, 256);
           const contactId = contactIds.get(waId);
           if (!wamid || !contactId) return [];
-          const from = String(message.from ?? '').replace(/\D/g, '');
-          const inbound = from === waId || (from !== business && from !== '');
-          const seconds = Number(message.timestamp);
+          // The customer's messages come from the thread's number; the business's from its own.
+          const inbound =
+            typeof message.from === 'string' && message.from.replace(/\D/g, '') === waId;
           return [
             {
               wamid,
@@ -597,20 +617,30 @@ export class InboundService implements DeliveryHandler {
               contact: waId,
               contactId,
               type: fitText(message.type, 32) ?? 'unknown',
-              body: message,
+              body: storable(message),
               status: inbound ? 'received' : historyStatus(message.history_context?.status),
-              sentAt:
-                Number.isFinite(seconds) && seconds > 0 ? new Date(seconds * 1000) : new Date(),
+              sentAt: messageTime(message.timestamp, now),
             },
           ];
         }),
       );
-      const stored = await this.messages.insertImported(instance.id, rows);
+      let stored: number;
+      try {
+        stored = await this.messages.insertImported(instance.id, rows);
+      } catch (error) {
+        // A chunk PostgreSQL refuses (a value it cannot hold) costs only itself.
+        if (!isDataError(error)) throw error;
+        this.logger.warn(
+          { instanceId: instance.id, err: (error as Error).message },
+          'a history chunk skipped: PostgreSQL refused it',
+        );
+        continue;
+      }
       const meta = chunk?.metadata ?? {};
       await this.history.record(instance.id, {
-        phase: Number.isInteger(meta.phase) ? meta.phase! : 0,
-        chunkOrder: Number.isInteger(meta.chunk_order) ? meta.chunk_order! : 0,
-        progress: Number.isInteger(meta.progress) ? meta.progress! : 0,
+        phase: wholeNumber(meta.phase),
+        chunkOrder: wholeNumber(meta.chunk_order),
+        progress: wholeNumber(meta.progress),
         messages: rows.length,
         stored,
       });
@@ -626,8 +656,7 @@ export class InboundService implements DeliveryHandler {
       const code = (array(status?.errors)[0] as { code?: unknown } | undefined)?.code;
       const waId = fitText(status?.recipient_id, 32);
       if (status?.status !== 'failed' || code !== MARKETING_STOPPED_CODE || !waId) continue;
-      const seconds = Number(status.timestamp);
-      const at = Number.isFinite(seconds) && seconds > 0 ? new Date(seconds * 1000) : new Date();
+      const at = messageTime(status.timestamp, new Date());
       await this.contacts.setMarketingPreference(instanceId, waId, true, at);
     }
   }
@@ -650,8 +679,7 @@ export class InboundService implements DeliveryHandler {
       const stop = preference?.value === 'stop';
       if (!waId || !/^\d+$/.test(waId) || preference.category !== 'marketing_messages') continue;
       if (!stop && preference.value !== 'resume') continue;
-      const seconds = Number(preference.timestamp);
-      const at = Number.isFinite(seconds) && seconds > 0 ? new Date(seconds * 1000) : new Date();
+      const at = messageTime(preference.timestamp, new Date());
       const profile = array(value.contacts).find((contact) => contact?.wa_id === waId);
       await this.contacts.resolveContacts(instance.id, [
         {

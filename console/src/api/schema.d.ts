@@ -3090,7 +3090,7 @@ export interface components {
             recipient: string | null;
             /** @enum {string} */
             state: "queued" | "sending" | "sent" | "failed" | "skipped";
-            /** @description Skipped: why (opted_out, cancelled); failed: send_uncertain, platform_rejected or retries_exhausted */
+            /** @description Skipped: why (opted_out, marketing_opted_out, cancelled); failed: send_uncertain, platform_rejected or retries_exhausted */
             reason: string | null;
             /** @example 131026 */
             error_code: number | null;

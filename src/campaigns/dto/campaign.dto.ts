@@ -319,7 +319,7 @@ export class RecipientDto {
     type: String,
     nullable: true,
     description:
-      'Skipped: why (opted_out, cancelled); failed: send_uncertain, platform_rejected or retries_exhausted',
+      'Skipped: why (opted_out, marketing_opted_out, cancelled); failed: send_uncertain, platform_rejected or retries_exhausted',
   })
   reason: string | null;
   @ApiProperty({ type: 'integer', nullable: true, example: 131026 }) error_code: number | null;

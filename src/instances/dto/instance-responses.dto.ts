@@ -143,7 +143,7 @@ export class InstanceDetailDto extends InstanceListItemDto {
   ): InstanceDetailDto {
     return {
       ...InstanceListItemDto.from(instance),
-      send_rate: numberRate(instance) ?? defaultRate,
+      send_rate: numberRate(instance, defaultRate) ?? defaultRate,
       coexistence: instance.coexistence,
       history,
       marketing_messages: instance.marketing_messages,
