@@ -115,6 +115,17 @@ describe('buffering and the agent', () => {
         },
       ],
       text: 'Oi, tudo bem?',
+      payload_version: 2,
+      // Nothing was said before: no context; the window the message opened.
+      context: [],
+      contact_state: {
+        wa_id: '5511911110001',
+        user_id: 'BR.123',
+        window: { open: true, until: expect.any(String) },
+        opted_out: false,
+        marketing_opted_out: false,
+        handoff: { active: false, since: null, until: null, by: null, reason: null },
+      },
     });
     expect(sentTexts('5511911110001')).toEqual(['echo: Oi, tudo bem?']);
     // The typing indicator marked the message read.
@@ -173,6 +184,20 @@ describe('buffering and the agent', () => {
       [unavailable.id],
     );
     expect(stored).toMatchObject({ type: 'unsupported', body: { errors: [{ code: 131060 }] } });
+  });
+
+  it("gives the next burst the conversation so far: the customer's message and the agent's answer, marked by whom", async () => {
+    const first = textMessage('5511911110088', 'Quanto custa?');
+    await deliver([first]);
+    await waitFor(() => sentTexts('5511911110088').length === 1);
+    const second = textMessage('5511911110088', 'E a entrega?');
+    await deliver([second]);
+    await waitFor(() => sentTexts('5511911110088').length === 2);
+    const call = agent.calls.filter((c) => c.body.contact.wa_id === '5511911110088')[1];
+    expect((call.body as unknown as { context: unknown[] }).context).toEqual([
+      expect.objectContaining({ id: first.id, from: 'customer', text: 'Quanto custa?' }),
+      expect.objectContaining({ from: 'agent', text: 'echo: Quanto custa?', imported: false }),
+    ]);
   });
 
   it('gathers a burst into one batch in timestamp order', async () => {

@@ -181,4 +181,32 @@ describe('history of a number shared with the phone app', () => {
     expect(odd.body.text.body).toBe('com  no meio');
     expect(odd.created_at.getTime()).toBeLessThanOrEqual(Date.now() + 60_000);
   });
+
+  it("gives the agent the conversation before a customer's message: history (imported, by whom) and what came after, oldest first", async () => {
+    const waId = CUSTOMERS[0];
+    const before = context.agent.calls.length;
+    expect((await simulateMessage(target(), { waId }, 'Voltei! Ainda tem?')).status).toBe(200);
+    await waitFor(() => context.agent.calls.length > before, 20_000);
+    const call = context.agent.calls.find((c) => c.body.contact.wa_id === waId)!;
+    const body = call.body as unknown as {
+      payload_version: number;
+      context: Array<{ id: string; from: string; text: string; imported: boolean }>;
+      contact_state: { window: { open: boolean }; opted_out: boolean };
+    };
+    expect(body.payload_version).toBe(2);
+    // The last 20 of the 100 imported, in their order: the customer's and the phone app's.
+    expect(body.context.map((m) => m.id)).toEqual(
+      Array.from({ length: 20 }, (_, n) => `wamid.H-0-${80 + n}`),
+    );
+    expect(body.context[0]).toEqual({
+      id: 'wamid.H-0-80',
+      from: 'customer',
+      type: 'text',
+      text: 'mensagem 80',
+      timestamp: expect.any(String),
+      imported: true,
+    });
+    expect(body.context[1]).toMatchObject({ from: 'phone_app', text: 'mensagem 81' });
+    expect(body.contact_state).toMatchObject({ window: { open: true }, opted_out: false });
+  });
 });

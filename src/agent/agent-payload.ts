@@ -1,8 +1,18 @@
+import type { Contact } from '../contacts/contact.types.js';
 import type { Instance } from '../instances/instance.types.js';
+import type { ContextMessage } from '../messages/message.types.js';
+import { SERVICE_WINDOW_MS } from '../messages/messages.service.js';
 import type { InboundMessage } from '../platform/webhook-payload.js';
+
+/**
+ * The payload's version: 2 adds `context` and `contact_state` (an agent that
+ * reads only version 1's fields keeps working).
+ */
+export const AGENT_PAYLOAD_VERSION = 2;
 
 /** The body POSTed to AGENT_MODULE_URL (contract §7). */
 export interface AgentRequest {
+  payload_version: number;
   batch_id: string;
   instance: {
     id: string;
@@ -26,6 +36,41 @@ export interface AgentRequest {
    * when there is none.
    */
   answering?: AgentAnswering;
+  /** The conversation before the burst (AGENT_CONTEXT_MESSAGES), oldest first. */
+  context: AgentContextMessage[];
+  contact_state: AgentContactState;
+}
+
+/** A message of the conversation before the burst, and who wrote it. */
+export interface AgentContextMessage {
+  id: string;
+  /** customer, agent, api (a client's send), person (someone in the console), phone_app (the owner's phone). */
+  from: 'customer' | 'agent' | 'api' | 'person' | 'phone_app';
+  /** A person's name (from: person). */
+  person?: string;
+  type: string;
+  text: string;
+  timestamp: string;
+  /** Imported history (a number shared with the phone app). */
+  imported: boolean;
+  placeholder?: { reason: string; code: number | null };
+}
+
+/** Where the contact stands as the burst reaches the agent. */
+export interface AgentContactState {
+  wa_id: string | null;
+  user_id: string | null;
+  window: { open: boolean; until: string | null };
+  opted_out: boolean;
+  marketing_opted_out: boolean;
+  /** The last handoff to a person: active or not, since when, until when, by whom, why. */
+  handoff: {
+    active: boolean;
+    since: string | null;
+    until: string | null;
+    by: string | null;
+    reason: string | null;
+  };
 }
 
 export interface AgentAnswering {
@@ -105,6 +150,17 @@ export function buildAgentRequest(
   contact: AgentRequest['contact'],
   messages: InboundMessage[],
   answering?: AgentAnswering | null,
+  around: { context: AgentContextMessage[]; contactState: AgentContactState } = {
+    context: [],
+    contactState: {
+      wa_id: contact.wa_id,
+      user_id: contact.user_id,
+      window: { open: false, until: null },
+      opted_out: false,
+      marketing_opted_out: false,
+      handoff: { active: false, since: null, until: null, by: null, reason: null },
+    },
+  },
 ): AgentRequest {
   const agentMessages = messages.map((message) => {
     const placeholder = placeholderOf(message);
@@ -119,6 +175,7 @@ export function buildAgentRequest(
     };
   });
   return {
+    payload_version: AGENT_PAYLOAD_VERSION,
     batch_id: batchId,
     instance: {
       id: instance.id,
@@ -130,5 +187,58 @@ export function buildAgentRequest(
     messages: agentMessages,
     text: agentMessages.map((message) => message.text).join('\n'),
     ...(answering ? { answering } : {}),
+    context: around.context,
+    contact_state: around.contactState,
+  };
+}
+
+/** A stored message of the conversation as the agent's context gives it. */
+export function contextMessage(message: ContextMessage): AgentContextMessage {
+  const from: AgentContextMessage['from'] =
+    message.direction === 'inbound' ? 'customer' : (message.sent_by ?? 'api');
+  const placeholder =
+    message.direction === 'inbound' ? placeholderOf(message.body as InboundMessage) : undefined;
+  const template =
+    message.type === 'template' && typeof message.body.template_name === 'string'
+      ? `[template ${message.body.template_name}]`
+      : '';
+  return {
+    id: message.wamid,
+    from,
+    ...(from === 'person' && message.sent_by_account_name
+      ? { person: message.sent_by_account_name }
+      : {}),
+    type: message.type,
+    text: placeholder
+      ? `[a message the platform cannot show: ${placeholder.reason}]`
+      : (message.text ?? template),
+    timestamp: message.created_at.toISOString(),
+    imported: message.imported,
+    ...(placeholder ? { placeholder } : {}),
+  };
+}
+
+/** Where a contact stands now: window, opt-outs, its last handoff. */
+export function contactState(contact: Contact, now = Date.now()): AgentContactState {
+  const until = contact.last_inbound_at
+    ? contact.last_inbound_at.getTime() + SERVICE_WINDOW_MS
+    : null;
+  const iso = (date: Date | null) => date?.toISOString() ?? null;
+  return {
+    wa_id: contact.wa_id,
+    user_id: contact.user_id,
+    window: {
+      open: until !== null && until > now,
+      until: until === null ? null : new Date(until).toISOString(),
+    },
+    opted_out: contact.opted_out_at !== null,
+    marketing_opted_out: contact.marketing_opted_out_at !== null,
+    handoff: {
+      active: contact.handoff_until !== null && contact.handoff_until.getTime() > now,
+      since: iso(contact.handoff_since),
+      until: iso(contact.handoff_until),
+      by: contact.handoff_by,
+      reason: contact.handoff_reason,
+    },
   };
 }

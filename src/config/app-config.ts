@@ -349,6 +349,13 @@ export class AppConfig {
   @IsBoolean({ message: 'AGENT_TYPING_INDICATOR must be true or false' })
   AGENT_TYPING_INDICATOR = true;
 
+  /** How many messages of the conversation before a burst the agent's payload carries (`context`). */
+  @Type(() => Number)
+  @IsInt({ message: 'AGENT_CONTEXT_MESSAGES must be a whole number from 0 to 200' })
+  @Min(0, { message: 'AGENT_CONTEXT_MESSAGES must be a whole number from 0 to 200' })
+  @Max(200, { message: 'AGENT_CONTEXT_MESSAGES must be a whole number from 0 to 200' })
+  AGENT_CONTEXT_MESSAGES = 20;
+
   @Type(() => Number)
   @IsNumber({}, { message: 'PLATFORM_SEND_RATE must be a number of messages per second above 0' })
   @Min(0.001, { message: 'PLATFORM_SEND_RATE must be a number of messages per second above 0' })

@@ -15,6 +15,7 @@ import {
   STATUS_RANK,
   type AwaitingSpan,
   type Message,
+  type ContextMessage,
   type SentBy,
   type StatusRow,
   type StoredMessage,
@@ -274,6 +275,39 @@ export class MessageStore implements ContactSummaries {
       ],
     );
     return inserted.length;
+  }
+
+  /**
+   * The conversation before a turn: the contact's last `limit` messages
+   * stored before the turn's first one (by arrival: the platform's second,
+   * then arrival, then storage order), both directions, imported history
+   * included, oldest first. The turn's own messages and status placeholders
+   * are left out.
+   */
+  async contextBefore(contactId: string, turnId: string, limit: number): Promise<ContextMessage[]> {
+    if (limit <= 0) return [];
+    return rows<ContextMessage>(
+      this.db,
+      `WITH first AS (
+         SELECT date_trunc('second', created_at AT TIME ZONE 'UTC') AS second, received_at, seq
+         FROM messages WHERE turn_id = $2
+         ORDER BY 1, 2, 3 LIMIT 1)
+       SELECT * FROM (
+         SELECT m.wamid, m.direction, m.type, m.body, m.status, m.errors, m.sent_by,
+           m.sent_by_account_name, m.imported, m.created_at, ${lineText('m')} AS text,
+           date_trunc('second', m.created_at AT TIME ZONE 'UTC') AS second, m.received_at,
+           m.seq AS position
+         FROM messages m, first
+         WHERE m.contact_id = $1 AND m.type <> 'unknown'
+           AND (m.turn_id IS DISTINCT FROM $2)
+           AND (date_trunc('second', m.created_at AT TIME ZONE 'UTC'), m.received_at, m.seq)
+             < (first.second, first.received_at, first.seq)
+         ORDER BY date_trunc('second', m.created_at AT TIME ZONE 'UTC') DESC,
+           m.received_at DESC, m.seq DESC
+         LIMIT $3) c
+       ORDER BY c.second, c.received_at, c.position`,
+      [contactId, turnId, limit],
+    );
   }
 
   /** Of these wamids, those stored as sent from the phone app (echoes, new or not). */

@@ -72,3 +72,19 @@ export interface StoredMessage extends Message {
   contact_wa_id: string | null;
   contact_user_id: string | null;
 }
+
+/** A message of the conversation before a turn, as the agent's context gives it. */
+export interface ContextMessage {
+  wamid: string;
+  direction: MessageDirection;
+  type: string;
+  body: Record<string, unknown>;
+  status: MessageStatus;
+  errors: unknown[] | null;
+  sent_by: SentBy | null;
+  sent_by_account_name: string | null;
+  imported: boolean;
+  created_at: Date;
+  /** Its words (a text's body, a caption, a file name), up to 120 characters. */
+  text: string | null;
+}

@@ -16,7 +16,14 @@ import type { FinalTurnState, NewTurnPart, QueuedTurnPart, TurnRow } from './tur
 import { TurnStore } from './turn.store.js';
 import { AgentClient, type AgentAttempt } from '../agent/agent-client.js';
 import { AgentSlots, type AgentSlot } from '../agent/agent-slots.js';
-import { buildAgentRequest, type AgentAnswering } from '../agent/agent-payload.js';
+import {
+  buildAgentRequest,
+  contactState,
+  contextMessage,
+  type AgentAnswering,
+  type AgentContactState,
+  type AgentContextMessage,
+} from '../agent/agent-payload.js';
 import { CampaignStore } from '../campaigns/campaign.store.js';
 import { ContactBuffer } from './buffer/contact-buffer.js';
 import { ReplySender, recordingSent } from './reply-sender.js';
@@ -161,6 +168,30 @@ export class TurnRunner {
     return this.end(turn, lease, failure ? 'failed' : 'done', failure, sent.lastSent);
   }
 
+  /** The conversation before the burst and where the contact stands, for the agent. */
+  private async around(
+    turn: ActiveTurn,
+    keys: ContactKeys,
+  ): Promise<{ context: AgentContextMessage[]; contactState: AgentContactState }> {
+    const [context, [contact]] = await Promise.all([
+      this.messages.contextBefore(turn.contact_id, turn.id, this.config.AGENT_CONTEXT_MESSAGES),
+      this.contacts.contactsByIds([turn.contact_id]),
+    ]);
+    return {
+      context: context.map(contextMessage),
+      contactState: contact
+        ? contactState(contact)
+        : {
+            wa_id: keys.wa_id,
+            user_id: keys.user_id,
+            window: { open: false, until: null },
+            opted_out: false,
+            marketing_opted_out: false,
+            handoff: { active: false, since: null, until: null, by: null, reason: null },
+          },
+    };
+  }
+
   /** The template (and campaign) the customer is answering, for the agent. */
   private async answering(
     turn: ActiveTurn,
@@ -197,6 +228,7 @@ export class TurnRunner {
       contact,
       messages,
       await this.answering(turn, messages),
+      await this.around(turn, contact),
     );
     const settings = this.instances.agentSettings(instance);
     // One of the instance's few call slots, or the turn waits without holding a worker.

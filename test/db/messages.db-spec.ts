@@ -527,6 +527,39 @@ describe('MessageStore', () => {
     });
   });
 
+  describe('contextBefore', () => {
+    it("is the contact's last messages before the turn's first, both directions, oldest first", async () => {
+      const instanceId = await insertInstance(context.db);
+      const number = '5511900000047';
+      const contactId = await newContact(instanceId, { waId: number });
+      const at = (s: number) => new Date(Date.UTC(2026, 10, 20, 12, 0, s));
+      const said = [0, 1, 2, 3].map((n) =>
+        inbound(number, contactId, { sentAt: at(n * 10), receivedAt: at(n * 10 + 1) }),
+      );
+      await store.insertInbound(instanceId, true, said.slice(0, 3));
+      const answer = outbound(instanceId, number);
+      await store.insertOutbound([answer]);
+      await context.db.query('UPDATE messages SET created_at = $2 WHERE wamid = $1', [
+        answer.wamid,
+        at(25),
+      ]);
+      await store.insertInbound(instanceId, true, [said[3]]);
+      const turnId = randomUUID();
+      await context.db.query('UPDATE messages SET turn_id = $1 WHERE wamid = $2', [
+        turnId,
+        said[3].wamid,
+      ]);
+      const found = await store.contextBefore(contactId, turnId, 3);
+      expect(found.map((m) => [m.wamid, m.direction])).toEqual([
+        [said[1].wamid, 'inbound'],
+        [said[2].wamid, 'inbound'],
+        [answer.wamid, 'outbound'],
+      ]);
+      expect(found[2]).toMatchObject({ sent_by: 'api', imported: false, text: 'Olá' });
+      expect(await store.contextBefore(contactId, turnId, 0)).toEqual([]);
+    });
+  });
+
   describe('templateBefore', () => {
     it("is the template a message quotes, else the contact's last one up to the turn's first message, within 24 hours", async () => {
       const instanceId = await insertInstance(context.db);
