@@ -76,6 +76,8 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     trustProxy: config.TRUST_PROXY.length > 0 ? config.TRUST_PROXY : false,
     return503OnClosing: true,
     requestTimeout: REQUEST_TIMEOUT_MS,
+    // A signed media link (GET /media-links/{token}) is longer than the default 100.
+    maxParamLength: 512,
     // Uploads are streamed (POST /media/upload), one file per request.
     multipart: { limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 5, parts: 6 } },
   });

@@ -153,6 +153,7 @@ describe('OpenAPI document', () => {
       .map(({ operation }) => operation.operationId)
       .sort();
     expect(open).toEqual([
+      'downloadMediaLink',
       'endSession',
       'getHealth',
       'getLiveness',

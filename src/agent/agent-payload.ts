@@ -54,6 +54,7 @@ export interface AgentContextMessage {
   /** Imported history (a number shared with the phone app). */
   imported: boolean;
   placeholder?: { reason: string; code: number | null };
+  media?: AgentMedia;
 }
 
 /** Where the contact stands as the burst reaches the agent. */
@@ -93,6 +94,33 @@ export interface AgentMessage {
    * with the platform's reason.
    */
   placeholder?: { reason: string; code: number | null };
+  /** A media message's file: a signed URL of this service that downloads it once, without a key. */
+  media?: AgentMedia;
+}
+
+export interface AgentMedia {
+  id: string;
+  mime_type: string | null;
+  /** Expires after AGENT_MEDIA_URL_TTL_S; null when PUBLIC_URL is not set. */
+  url: string | null;
+}
+
+/** A signed URL for a media id (MediaLinks.url), or null. */
+export type MediaUrl = (mediaId: string) => string | null;
+
+const MEDIA_TYPES = new Set(['image', 'video', 'audio', 'document', 'sticker']);
+
+/** A media message's file as the agent gets it; undefined for other messages. */
+export function mediaOf(
+  type: string,
+  content: unknown,
+  mediaUrl: MediaUrl,
+): AgentMedia | undefined {
+  if (!MEDIA_TYPES.has(type) || !content || typeof content !== 'object') return undefined;
+  const media = (content as Record<string, unknown>)[type] ?? content;
+  const { id, mime_type: mimeType } = (media ?? {}) as { id?: unknown; mime_type?: unknown };
+  if (typeof id !== 'string' || !id) return undefined;
+  return { id, mime_type: typeof mimeType === 'string' ? mimeType : null, url: mediaUrl(id) };
 }
 
 /** The platform's code for a message it cannot show now. */
@@ -161,9 +189,11 @@ export function buildAgentRequest(
       handoff: { active: false, since: null, until: null, by: null, reason: null },
     },
   },
+  mediaUrl: MediaUrl = () => null,
 ): AgentRequest {
   const agentMessages = messages.map((message) => {
     const placeholder = placeholderOf(message);
+    const media = mediaOf(message.type, message, mediaUrl);
     return {
       id: message.id,
       type: message.type,
@@ -172,6 +202,7 @@ export function buildAgentRequest(
       ...(message.context ? { context: message.context } : {}),
       content: message[message.type] ?? {},
       ...(placeholder ? { placeholder } : {}),
+      ...(media ? { media } : {}),
     };
   });
   return {
@@ -193,7 +224,11 @@ export function buildAgentRequest(
 }
 
 /** A stored message of the conversation as the agent's context gives it. */
-export function contextMessage(message: ContextMessage): AgentContextMessage {
+export function contextMessage(
+  message: ContextMessage,
+  mediaUrl: MediaUrl = () => null,
+): AgentContextMessage {
+  const media = mediaOf(message.type, message.body, mediaUrl);
   const from: AgentContextMessage['from'] =
     message.direction === 'inbound' ? 'customer' : (message.sent_by ?? 'api');
   const placeholder =
@@ -215,6 +250,7 @@ export function contextMessage(message: ContextMessage): AgentContextMessage {
     timestamp: message.created_at.toISOString(),
     imported: message.imported,
     ...(placeholder ? { placeholder } : {}),
+    ...(media ? { media } : {}),
   };
 }
 

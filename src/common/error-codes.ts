@@ -8,6 +8,7 @@ export const ERROR_STATUS = {
   forbidden: 403,
   instance_forbidden: 403,
   invalid_verify_token: 403,
+  media_link_refused: 403,
   not_found: 404,
   instance_not_found: 404,
   api_key_not_found: 404,
@@ -84,6 +85,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
     'a replay of the event subscription is running already; send another once it has answered',
   campaign_state_conflict:
     'a campaign action its state does not allow (start a draft; pause a scheduled or running one; resume a paused one; cancel one that has not ended); `details` gives its state',
+  media_link_refused:
+    'a signed media link from the agent payload that is not valid, has expired or was used already',
   request_timeout:
     'an upload whose client stopped sending it for longer than PLATFORM_TIMEOUT_MS (the platform was not at fault)',
   payload_too_large: 'the body or upload is over its limit (the message says the limit)',

@@ -349,6 +349,23 @@ export class AppConfig {
   @IsBoolean({ message: 'AGENT_TYPING_INDICATOR must be true or false' })
   AGENT_TYPING_INDICATOR = true;
 
+  /**
+   * The address the agent reaches this service at (e.g. https://connector.example.com):
+   * the agent's payload then carries short-lived signed URLs to its media. Empty: none.
+   */
+  @IsOptional()
+  @Validate(UrlConstraint, ['http', 'https'])
+  PUBLIC_URL?: string;
+
+  /** How long a signed media URL in the agent's payload stays valid. */
+  @Type(() => Number)
+  @IsInt({ message: 'AGENT_MEDIA_URL_TTL_S must be a whole number of seconds from 10 to 86400' })
+  @Min(10, { message: 'AGENT_MEDIA_URL_TTL_S must be a whole number of seconds from 10 to 86400' })
+  @Max(86400, {
+    message: 'AGENT_MEDIA_URL_TTL_S must be a whole number of seconds from 10 to 86400',
+  })
+  AGENT_MEDIA_URL_TTL_S = 900;
+
   /** How many messages of the conversation before a burst the agent's payload carries (`context`). */
   @Type(() => Number)
   @IsInt({ message: 'AGENT_CONTEXT_MESSAGES must be a whole number from 0 to 200' })

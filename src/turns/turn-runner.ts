@@ -25,6 +25,7 @@ import {
   type AgentContextMessage,
 } from '../agent/agent-payload.js';
 import { CampaignStore } from '../campaigns/campaign.store.js';
+import { MediaLinks } from '../media/media-links.js';
 import { ContactBuffer } from './buffer/contact-buffer.js';
 import { ReplySender, recordingSent } from './reply-sender.js';
 import { newLeaseOwner } from '../common/lease-owner.js';
@@ -75,6 +76,7 @@ export class TurnRunner {
     private readonly messages: MessageStore,
     private readonly contacts: ContactStore,
     private readonly campaigns: CampaignStore,
+    private readonly mediaLinks: MediaLinks,
     private readonly agent: AgentClient,
     private readonly slots: AgentSlots,
     private readonly replies: ReplySender,
@@ -178,7 +180,9 @@ export class TurnRunner {
       this.contacts.contactsByIds([turn.contact_id]),
     ]);
     return {
-      context: context.map(contextMessage),
+      context: context.map((message) =>
+        contextMessage(message, (mediaId) => this.mediaLinks.url(turn.instance_id, mediaId)),
+      ),
       contactState: contact
         ? contactState(contact)
         : {
@@ -229,6 +233,7 @@ export class TurnRunner {
       messages,
       await this.answering(turn, messages),
       await this.around(turn, contact),
+      (mediaId) => this.mediaLinks.url(turn.instance_id, mediaId),
     );
     const settings = this.instances.agentSettings(instance);
     // One of the instance's few call slots, or the turn waits without holding a worker.

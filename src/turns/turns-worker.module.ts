@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AgentModule } from '../agent/agent.module.js';
 import { CampaignsModule } from '../campaigns/campaigns.module.js';
+import { MediaLinksModule } from '../media/media-links.module.js';
 import { ContactsModule } from '../contacts/contacts.module.js';
 import { BUFFER_QUEUE, registerQueue } from '../queue/queues.js';
 import { InstancesModule } from '../instances/instances.module.js';
@@ -22,6 +23,7 @@ import { TurnsModule } from './turns.module.js';
     AgentModule,
     CampaignsModule,
     ContactsModule,
+    MediaLinksModule,
     InstancesModule,
     MessagesModule,
     SendModule,

@@ -660,6 +660,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/media-links/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a media file through a signed link from the agent's payload
+         * @description No API key: the link itself is the permission. It names one media file of one instance, expires after AGENT_MEDIA_URL_TTL_S and downloads once.
+         */
+        get: operations["downloadMediaLink"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/messenger": {
         parameters: {
             query?: never;
@@ -1258,7 +1278,7 @@ export interface components {
              * @example validation_failed
              * @enum {string}
              */
-            code: "validation_failed" | "invalid_json" | "unauthorized" | "invalid_credentials" | "invalid_signature" | "forbidden" | "instance_forbidden" | "invalid_verify_token" | "not_found" | "instance_not_found" | "api_key_not_found" | "account_not_found" | "message_not_found" | "turn_not_found" | "event_subscription_not_found" | "event_delivery_not_found" | "contact_not_found" | "template_id_not_found" | "campaign_not_found" | "method_not_allowed" | "instance_inactive" | "instance_exists" | "account_exists" | "turn_not_retryable" | "event_subscription_limit" | "event_replay_running" | "campaign_state_conflict" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "service_window_closed" | "event_target_refused" | "event_replay_timeout" | "contact_opted_out" | "template_not_found" | "template_not_approved" | "template_parameter_mismatch" | "template_text_too_long" | "template_policy_violation" | "platform_rejected" | "rate_limited" | "platform_rate_limited" | "internal_error" | "platform_unavailable" | "unavailable";
+            code: "validation_failed" | "invalid_json" | "unauthorized" | "invalid_credentials" | "invalid_signature" | "forbidden" | "instance_forbidden" | "invalid_verify_token" | "media_link_refused" | "not_found" | "instance_not_found" | "api_key_not_found" | "account_not_found" | "message_not_found" | "turn_not_found" | "event_subscription_not_found" | "event_delivery_not_found" | "contact_not_found" | "template_id_not_found" | "campaign_not_found" | "method_not_allowed" | "instance_inactive" | "instance_exists" | "account_exists" | "turn_not_retryable" | "event_subscription_limit" | "event_replay_running" | "campaign_state_conflict" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "service_window_closed" | "event_target_refused" | "event_replay_timeout" | "contact_opted_out" | "template_not_found" | "template_not_approved" | "template_parameter_mismatch" | "template_text_too_long" | "template_policy_violation" | "platform_rejected" | "rate_limited" | "platform_rate_limited" | "internal_error" | "platform_unavailable" | "unavailable";
             /** @example pin: must be exactly 6 digits */
             message: string;
             /** @description validation_failed: { field, message } for every failing field; platform_rejected (and other platform answers): { code, message, fbtrace_id }; template_not_found: { name, language, languages }; template_not_approved: { status, reason }; campaign_state_conflict: { state } */
@@ -7494,6 +7514,67 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before trying again */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `platform_unavailable`: the platform failed (5xx, timeout, connection) after retries */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description `unavailable`: PostgreSQL or Redis cannot be reached now; see Retry-After */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Any other error, in the contract body */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    downloadMediaLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The link's signed token */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file, with its content type */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description `media_link_refused`: a signed media link from the agent payload that is not valid, has expired or was used already */
+            403: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,0 +1,60 @@
+import { Controller, Get, Param, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { Public } from '../auth/auth.decorators.js';
+import { ApiErrors } from '../common/api-errors.js';
+import { AppException } from '../common/app.exception.js';
+import { InstancesService } from '../instances/instances.service.js';
+import { PLATFORM_UNAVAILABLE } from '../platform/platform-error-examples.js';
+import { MediaLinks, type MediaLinkRefusal } from './media-links.js';
+
+const REFUSALS: Record<MediaLinkRefusal, string> = {
+  invalid: 'The link is not valid',
+  expired: 'The link has expired',
+  used: 'The link was used already: each downloads once',
+};
+
+@ApiTags('media')
+@Public()
+@Controller('media-links')
+export class MediaLinksController {
+  constructor(
+    private readonly links: MediaLinks,
+    private readonly instances: InstancesService,
+  ) {}
+
+  @Get(':token')
+  @ApiOperation({
+    operationId: 'downloadMediaLink',
+    summary: "Download a media file through a signed link from the agent's payload",
+    description:
+      'No API key: the link itself is the permission. It names one media file of one ' +
+      'instance, expires after AGENT_MEDIA_URL_TTL_S and downloads once.',
+  })
+  @ApiParam({ name: 'token', description: "The link's signed token" })
+  @ApiOkResponse({
+    description: 'The file, with its content type',
+    content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+  })
+  @ApiErrors(
+    { error: new AppException('media_link_refused', REFUSALS.expired), summary: 'expired' },
+    PLATFORM_UNAVAILABLE,
+  )
+  async download(@Param('token') token: string, @Res() reply: FastifyReply): Promise<void> {
+    const link = this.links.verify(token);
+    if (typeof link === 'string') throw new AppException('media_link_refused', REFUSALS[link]);
+    const instance = await this.instances.findById(link.instanceId);
+    if (!instance?.is_active) throw new AppException('media_link_refused', REFUSALS.invalid);
+    if (!(await this.links.use(token, link))) {
+      throw new AppException('media_link_refused', REFUSALS.used);
+    }
+    const file = await this.instances.session(instance).downloadMedia(link.mediaId);
+    // A download, never a page: a user's file must not run as HTML in a browser.
+    void reply.header('content-type', file.contentType);
+    void reply.header('content-disposition', `attachment; filename="${link.mediaId}"`);
+    void reply.header('x-content-type-options', 'nosniff');
+    void reply.header('cache-control', 'no-store');
+    if (file.contentLength !== undefined) void reply.header('content-length', file.contentLength);
+    await reply.send(file.stream);
+  }
+}

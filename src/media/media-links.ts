@@ -1,0 +1,88 @@
+import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { AppConfig, decodeEncryptionKey } from '../config/app-config.js';
+import { REDIS_CLIENT } from '../redis/redis.constants.js';
+
+/** What a signed media link opens: one instance's media id, until a time. */
+export interface MediaLink {
+  instanceId: string;
+  mediaId: string;
+  /** Epoch seconds. */
+  expires: number;
+}
+
+/** Why a link opens nothing. */
+export type MediaLinkRefusal = 'invalid' | 'expired' | 'used';
+
+/**
+ * Short-lived signed URLs to media, for the agent: the platform's own media
+ * URLs expire and need the number's token, which the agent must never hold.
+ * A link names the instance, the media id and its expiry, signed with a key
+ * derived from ENCRYPTION_KEY; it downloads once (Redis remembers its use
+ * until it expires).
+ */
+@Injectable()
+export class MediaLinks {
+  private readonly key: Buffer;
+
+  constructor(
+    private readonly config: AppConfig,
+    @Inject(REDIS_CLIENT) private readonly redis: Redis,
+  ) {
+    const secret = decodeEncryptionKey(config.ENCRYPTION_KEY) ?? Buffer.from(config.ENCRYPTION_KEY);
+    // A key of its own: a link's signature says nothing of the encryption key.
+    this.key = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'media-links', 32));
+  }
+
+  /** The URL of a media id for the agent; null when PUBLIC_URL is not set. */
+  url(instanceId: string, mediaId: string, now = Date.now()): string | null {
+    const base = this.config.PUBLIC_URL?.replace(/\/+$/, '');
+    if (!base) return null;
+    const expires = Math.floor(now / 1000) + this.config.AGENT_MEDIA_URL_TTL_S;
+    return `${base}/media-links/${this.sign({ instanceId, mediaId, expires })}`;
+  }
+
+  sign(link: MediaLink): string {
+    const payload = Buffer.from(
+      JSON.stringify([link.instanceId, link.mediaId, link.expires]),
+    ).toString('base64url');
+    return `${payload}.${this.signature(payload)}`;
+  }
+
+  /** What a token opens, or why it opens nothing (without using it up). */
+  verify(token: string, now = Date.now()): MediaLink | MediaLinkRefusal {
+    const [payload, signature, extra] = token.split('.');
+    if (!payload || !signature || extra !== undefined) return 'invalid';
+    const expected = Buffer.from(this.signature(payload));
+    const given = Buffer.from(signature);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'invalid';
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    } catch {
+      return 'invalid';
+    }
+    if (
+      !Array.isArray(parsed) ||
+      typeof parsed[0] !== 'string' ||
+      typeof parsed[1] !== 'string' ||
+      typeof parsed[2] !== 'number'
+    ) {
+      return 'invalid';
+    }
+    const link = { instanceId: parsed[0], mediaId: parsed[1], expires: parsed[2] };
+    return link.expires * 1000 <= now ? 'expired' : link;
+  }
+
+  /** Marks the token used; false when it was already. */
+  async use(token: string, link: MediaLink, now = Date.now()): Promise<boolean> {
+    const ttl = Math.max(1, link.expires - Math.floor(now / 1000));
+    const key = `${this.config.REDIS_PREFIX}:media-link:${token.split('.')[1]}`;
+    return (await this.redis.set(key, '1', 'EX', ttl, 'NX')) === 'OK';
+  }
+
+  private signature(payload: string): string {
+    return createHmac('sha256', this.key).update(payload).digest('base64url');
+  }
+}
