@@ -77,7 +77,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     return503OnClosing: true,
     requestTimeout: REQUEST_TIMEOUT_MS,
     // A signed media link (GET /media-links/{token}) is longer than the default 100.
-    maxParamLength: 512,
+    routerOptions: { maxParamLength: 512 },
     // Uploads are streamed (POST /media/upload), one file per request.
     multipart: { limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 5, parts: 6 } },
   });
@@ -190,8 +190,9 @@ async function configure(
     const line = {
       reqId: request.id,
       method: request.method,
-      // The path only: query strings can carry secrets (hub.verify_token).
-      url: request.url.split('?')[0],
+      // The path only: query strings can carry secrets (hub.verify_token); a signed
+      // media link's token is one too (a link not used up could be replayed).
+      url: labels.route === '/media-links/:token' ? labels.route : request.url.split('?')[0],
       statusCode: reply.statusCode,
       ms: Math.round(reply.elapsedTime),
     };

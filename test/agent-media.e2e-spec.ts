@@ -74,13 +74,21 @@ describe("the agent's signed media links", () => {
       message: 'The link is not valid',
     });
 
+    // A HEAD checks a link without using it up.
+    expect((await fetch(url, { method: 'HEAD' })).status).toBe(200);
     const downloaded = await fetch(url);
     expect(downloaded.status).toBe(200);
     expect(downloaded.headers.get('content-type')).toBe('image/jpeg');
     expect(await downloaded.text()).toBe(MEDIA_CONTENT);
-    // The platform's token went to the platform only; the link itself carries none.
-    expect(url).not.toContain('Bearer');
+    // The file the link names, asked of the platform for this number.
+    expect(context.platform.callsTo(/^\/v[\d.]+\/media-77$/)).toEqual([
+      expect.objectContaining({ query: { phone_number_id: PHONE_NUMBER_ID } }),
+    ]);
+    expect(downloaded.headers.get('content-disposition')).toBe('attachment; filename="media-77"');
+    expect(downloaded.headers.get('cache-control')).toBe('no-store');
 
+    // Used now: a HEAD says so too.
+    expect((await fetch(url, { method: 'HEAD' })).status).toBe(403);
     const again = await fetch(url);
     expect(again.status).toBe(403);
     expect(await again.json()).toMatchObject({ message: expect.stringContaining('used already') });

@@ -1,3 +1,4 @@
+import { PLATFORM_ID_PATTERN } from '../common/platform-id.js';
 import type { Contact } from '../contacts/contact.types.js';
 import type { Instance } from '../instances/instance.types.js';
 import type { ContextMessage } from '../messages/message.types.js';
@@ -53,6 +54,8 @@ export interface AgentContextMessage {
   timestamp: string;
   /** Imported history (a number shared with the phone app). */
   imported: boolean;
+  /** Outbound: sent, delivered, read or failed, as the platform last said. */
+  status?: string;
   placeholder?: { reason: string; code: number | null };
   media?: AgentMedia;
 }
@@ -117,9 +120,11 @@ export function mediaOf(
   mediaUrl: MediaUrl,
 ): AgentMedia | undefined {
   if (!MEDIA_TYPES.has(type) || !content || typeof content !== 'object') return undefined;
-  const media = (content as Record<string, unknown>)[type] ?? content;
+  // The platform's message names it by its type (inbound, echoes, history); a send's request, `media`.
+  const fields = content as Record<string, unknown>;
+  const media = fields[type] ?? fields.media;
   const { id, mime_type: mimeType } = (media ?? {}) as { id?: unknown; mime_type?: unknown };
-  if (typeof id !== 'string' || !id) return undefined;
+  if (typeof id !== 'string' || !PLATFORM_ID_PATTERN.test(id)) return undefined;
   return { id, mime_type: typeof mimeType === 'string' ? mimeType : null, url: mediaUrl(id) };
 }
 
@@ -246,12 +251,29 @@ export function contextMessage(
     type: message.type,
     text: placeholder
       ? `[a message the platform cannot show: ${placeholder.reason}]`
-      : (message.text ?? template),
+      : message.direction === 'inbound' || message.sent_by === 'phone_app'
+        ? messageText(message.body as InboundMessage)
+        : sentText(message.body) || template,
     timestamp: message.created_at.toISOString(),
     imported: message.imported,
+    ...(message.direction === 'outbound' ? { status: message.status } : {}),
     ...(placeholder ? { placeholder } : {}),
     ...(media ? { media } : {}),
   };
+}
+
+/** The words of a send as its request has them: a text, a caption, an interactive's body. */
+function sentText(body: Record<string, unknown>): string {
+  const str = (value: unknown): string => (typeof value === 'string' ? value : '');
+  const media = (body.media ?? {}) as Record<string, unknown>;
+  const interactive = (body.interactive ?? {}) as { body?: { text?: unknown } };
+  return (
+    str(body.body) ||
+    str(body.caption) ||
+    str(media.caption) ||
+    str(interactive.body?.text) ||
+    str((body.text as { body?: unknown } | undefined)?.body)
+  );
 }
 
 /** Where a contact stands now: window, opt-outs, its last handoff. */

@@ -16,6 +16,7 @@ export interface HistoryChunk {
 /** What an instance's history import came to. */
 export interface HistorySummary {
   chunks: number;
+  /** The messages of the chunks recorded. */
   messages: number;
   /** The furthest phase the platform reported (0: day 0-1, 1: day 1-90, 2: day 90-180), and its progress. */
   phase: number | null;
@@ -42,7 +43,9 @@ export class HistoryStore {
   async summary(instanceId: string): Promise<HistorySummary> {
     const [found] = await rows<HistorySummary>(
       this.db,
-      `SELECT count(*)::int AS chunks, COALESCE(sum(stored), 0)::int AS messages,
+      // A chunk is recorded once: its messages count once (its `stored` may be 0 when a
+      // re-delivery raced the first and stored nothing new).
+      `SELECT count(*)::int AS chunks, COALESCE(sum(messages), 0)::int AS messages,
          max(phase) AS phase,
          (SELECT max(progress) FROM history_chunks l
           WHERE l.instance_id = $1

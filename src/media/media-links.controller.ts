@@ -1,9 +1,10 @@
-import { Controller, Get, Param, Res } from '@nestjs/common';
+import { Controller, Get, Param, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Public } from '../auth/auth.decorators.js';
 import { ApiErrors } from '../common/api-errors.js';
 import { AppException } from '../common/app.exception.js';
+import { PLATFORM_ID_PATTERN } from '../common/platform-id.js';
 import { InstancesService } from '../instances/instances.service.js';
 import { PLATFORM_UNAVAILABLE } from '../platform/platform-error-examples.js';
 import { MediaLinks, type MediaLinkRefusal } from './media-links.js';
@@ -40,15 +41,35 @@ export class MediaLinksController {
     { error: new AppException('media_link_refused', REFUSALS.expired), summary: 'expired' },
     PLATFORM_UNAVAILABLE,
   )
-  async download(@Param('token') token: string, @Res() reply: FastifyReply): Promise<void> {
+  async download(
+    @Param('token') token: string,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
     const link = this.links.verify(token);
     if (typeof link === 'string') throw new AppException('media_link_refused', REFUSALS[link]);
+    if (!PLATFORM_ID_PATTERN.test(link.mediaId)) {
+      throw new AppException('media_link_refused', REFUSALS.invalid);
+    }
     const instance = await this.instances.findById(link.instanceId);
     if (!instance?.is_active) throw new AppException('media_link_refused', REFUSALS.invalid);
+    // A HEAD (a link checker) says the link is good without using it up.
+    if (request.method === 'HEAD') {
+      if (await this.links.used(token)) throw new AppException('media_link_refused', REFUSALS.used);
+      await reply.status(200).send();
+      return;
+    }
     if (!(await this.links.use(token, link))) {
       throw new AppException('media_link_refused', REFUSALS.used);
     }
-    const file = await this.instances.session(instance).downloadMedia(link.mediaId);
+    // A download that fails before a byte is sent leaves the link to be tried again.
+    const file = await this.instances
+      .session(instance)
+      .downloadMedia(link.mediaId)
+      .catch(async (error: unknown) => {
+        await this.links.release(token).catch(() => undefined);
+        throw error;
+      });
     // A download, never a page: a user's file must not run as HTML in a browser.
     void reply.header('content-type', file.contentType);
     void reply.header('content-disposition', `attachment; filename="${link.mediaId}"`);

@@ -1,4 +1,4 @@
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { AppConfig, decodeEncryptionKey } from '../config/app-config.js';
@@ -44,8 +44,14 @@ export class MediaLinks {
   }
 
   sign(link: MediaLink): string {
+    // A nonce: two links to one file in one second are two links, each used once.
     const payload = Buffer.from(
-      JSON.stringify([link.instanceId, link.mediaId, link.expires]),
+      JSON.stringify([
+        link.instanceId,
+        link.mediaId,
+        link.expires,
+        randomBytes(6).toString('base64url'),
+      ]),
     ).toString('base64url');
     return `${payload}.${this.signature(payload)}`;
   }
@@ -75,11 +81,24 @@ export class MediaLinks {
     return link.expires * 1000 <= now ? 'expired' : link;
   }
 
+  /** Whether the token was used already. */
+  async used(token: string): Promise<boolean> {
+    return (await this.redis.exists(this.usedKey(token))) === 1;
+  }
+
+  /** Gives a token back (its download failed before a byte was sent): it may be tried again. */
+  async release(token: string): Promise<void> {
+    await this.redis.del(this.usedKey(token));
+  }
+
   /** Marks the token used; false when it was already. */
   async use(token: string, link: MediaLink, now = Date.now()): Promise<boolean> {
     const ttl = Math.max(1, link.expires - Math.floor(now / 1000));
-    const key = `${this.config.REDIS_PREFIX}:media-link:${token.split('.')[1]}`;
-    return (await this.redis.set(key, '1', 'EX', ttl, 'NX')) === 'OK';
+    return (await this.redis.set(this.usedKey(token), '1', 'EX', ttl, 'NX')) === 'OK';
+  }
+
+  private usedKey(token: string): string {
+    return `${this.config.REDIS_PREFIX}:media-link:${token.split('.')[1]}`;
   }
 
   private signature(payload: string): string {

@@ -49,7 +49,7 @@ describe('HistoryStore', () => {
     });
     expect(await history.summary(instanceId)).toEqual({
       chunks: 3,
-      messages: 19,
+      messages: 20,
       phase: 1,
       progress: 60,
     });
