@@ -185,14 +185,7 @@ export function buildAgentRequest(
   answering?: AgentAnswering | null,
   around: { context: AgentContextMessage[]; contactState: AgentContactState } = {
     context: [],
-    contactState: {
-      wa_id: contact.wa_id,
-      user_id: contact.user_id,
-      window: { open: false, until: null },
-      opted_out: false,
-      marketing_opted_out: false,
-      handoff: { active: false, since: null, until: null, by: null, reason: null },
-    },
+    contactState: unknownContactState(contact),
   },
   mediaUrl: MediaUrl = () => null,
 ): AgentRequest {
@@ -274,6 +267,20 @@ function sentText(body: Record<string, unknown>): string {
     str(interactive.body?.text) ||
     str((body.text as { body?: unknown } | undefined)?.body)
   );
+}
+
+/** A contact whose row could not be read: its keys, nothing open, nothing paused. */
+export function unknownContactState(
+  keys: Pick<AgentRequest['contact'], 'wa_id' | 'user_id'>,
+): AgentContactState {
+  return {
+    wa_id: keys.wa_id,
+    user_id: keys.user_id,
+    window: { open: false, until: null },
+    opted_out: false,
+    marketing_opted_out: false,
+    handoff: { active: false, since: null, until: null, by: null, reason: null },
+  };
 }
 
 /** Where a contact stands now: window, opt-outs, its last handoff. */

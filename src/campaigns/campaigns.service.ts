@@ -4,6 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { createReadStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { AppException, type FieldError } from '../common/app.exception.js';
+import { malformedForm } from '../common/malformed-form.js';
 import { decodeCursor, encodeCursor } from '../common/time-id-cursor.js';
 import { AppValidationPipe } from '../common/validation.js';
 import type { Instance } from '../instances/instance.types.js';
@@ -55,14 +56,6 @@ interface CampaignPlan {
   ): NewRecipient | null;
   /** What is wrong with a recipient's parameters for the template (none: nothing). */
   parameterErrors(recipient: NewRecipient): string[];
-}
-
-/** A form that breaks off or does not parse is the client's error: 400. */
-function malformedForm(error: unknown): AppException {
-  if (error instanceof AppException) return error;
-  return AppException.validation([
-    { field: 'body', message: 'is not a complete multipart/form-data body' },
-  ]);
 }
 
 /** A validation error of a form field's JSON, its fields named under the form field. */

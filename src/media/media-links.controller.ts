@@ -7,6 +7,7 @@ import { AppException } from '../common/app.exception.js';
 import { PLATFORM_ID_PATTERN } from '../common/platform-id.js';
 import { InstancesService } from '../instances/instances.service.js';
 import { PLATFORM_UNAVAILABLE } from '../platform/platform-error-examples.js';
+import { sendMediaFile } from './media-file.js';
 import { MediaLinks, type MediaLinkRefusal } from './media-links.js';
 
 const REFUSALS: Record<MediaLinkRefusal, string> = {
@@ -70,12 +71,8 @@ export class MediaLinksController {
         await this.links.release(token).catch(() => undefined);
         throw error;
       });
-    // A download, never a page: a user's file must not run as HTML in a browser.
-    void reply.header('content-type', file.contentType);
-    void reply.header('content-disposition', `attachment; filename="${link.mediaId}"`);
-    void reply.header('x-content-type-options', 'nosniff');
+    // Used once: no cache may keep it.
     void reply.header('cache-control', 'no-store');
-    if (file.contentLength !== undefined) void reply.header('content-length', file.contentLength);
-    await reply.send(file.stream);
+    await sendMediaFile(reply, file, link.mediaId);
   }
 }

@@ -24,6 +24,7 @@ import {
   PLATFORM_UNAVAILABLE,
 } from '../platform/platform-error-examples.js';
 import { describeLimit, MEDIA_MAX_BYTES, SUPPORTED_MEDIA_TYPES } from './media-limits.js';
+import { sendMediaFile } from './media-file.js';
 import { MediaService } from './media.service.js';
 
 /** The answer to a media id that cannot be one. */
@@ -185,12 +186,6 @@ export class MediaController {
     if (!PLATFORM_ID_PATTERN.test(mediaId)) {
       throw invalidMediaId();
     }
-    const file = await this.media.download(instance, mediaId);
-    // A download, never a page: a user's file must not run as HTML in a browser.
-    void reply.header('content-type', file.contentType);
-    void reply.header('content-disposition', `attachment; filename="${mediaId}"`);
-    void reply.header('x-content-type-options', 'nosniff');
-    if (file.contentLength !== undefined) void reply.header('content-length', file.contentLength);
-    await reply.send(file.stream);
+    await sendMediaFile(reply, await this.media.download(instance, mediaId), mediaId);
   }
 }

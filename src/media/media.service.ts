@@ -3,6 +3,7 @@ import type {} from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { ClientInstanceResolver } from '../auth/client-instance.resolver.js';
 import { AppException } from '../common/app.exception.js';
+import { malformedForm } from '../common/malformed-form.js';
 import type { Instance } from '../instances/instance.types.js';
 import { InstancesService } from '../instances/instances.service.js';
 import type { MediaDownload, MediaInfo } from '../platform/platform-client.js';
@@ -16,14 +17,6 @@ import {
 
 /** Room for the form's other fields and part headers around the file. */
 const MULTIPART_OVERHEAD_BYTES = 16 * 1024;
-
-/** A multipart body that breaks off or does not parse is the client's error: 400. */
-function malformed(error: unknown): AppException {
-  if (error instanceof AppException) return error;
-  return AppException.validation([
-    { field: 'body', message: 'is not a complete multipart/form-data body' },
-  ]);
-}
 
 /**
  * Passes the file on chunk by chunk, stopping with 413 once it is over its
@@ -44,7 +37,7 @@ async function* limited(
       yield chunk;
     }
   } catch (error) {
-    throw malformed(error);
+    throw malformedForm(error);
   }
   if (file.truncated) throw (over.error = tooLarge(category, maxBytes));
 }
@@ -81,7 +74,7 @@ export class MediaService {
       throw tooLarge('document', MAX_UPLOAD_BYTES);
     }
     const part = await request.file().catch((error: unknown) => {
-      throw malformed(error);
+      throw malformedForm(error);
     });
     if (!part) throw AppException.validation([{ field: 'file', message: 'is required' }]);
     try {

@@ -20,6 +20,7 @@ import {
   buildAgentRequest,
   contactState,
   contextMessage,
+  unknownContactState,
   type AgentAnswering,
   type AgentContactState,
   type AgentContextMessage,
@@ -183,16 +184,7 @@ export class TurnRunner {
       context: context.map((message) =>
         contextMessage(message, (mediaId) => this.mediaLinks.url(turn.instance_id, mediaId)),
       ),
-      contactState: contact
-        ? contactState(contact)
-        : {
-            wa_id: keys.wa_id,
-            user_id: keys.user_id,
-            window: { open: false, until: null },
-            opted_out: false,
-            marketing_opted_out: false,
-            handoff: { active: false, since: null, until: null, by: null, reason: null },
-          },
+      contactState: contact ? contactState(contact) : unknownContactState(keys),
     };
   }
 

@@ -285,12 +285,9 @@ export class InboundService implements DeliveryHandler {
     work: Map<string, InstanceWork>,
     result: DeliveryResult,
   ): Promise<void> {
-    const phoneNumberId = value.metadata?.phone_number_id;
-    const instance =
-      typeof phoneNumberId === 'string'
-        ? await this.instances.findByPhoneNumberId(phoneNumberId)
-        : null;
+    const instance = await this.instanceOf(value);
     if (!instance?.is_active) {
+      const phoneNumberId = value.metadata?.phone_number_id;
       if (instance) result.inactive++;
       else result.unrouted++;
       this.logger.warn(
@@ -320,6 +317,14 @@ export class InboundService implements DeliveryHandler {
     }
     instanceWork.profiles.push(...array(value.contacts));
     instanceWork.statuses.push(...array(value.statuses));
+  }
+
+  /** The instance a change's value names by its number (metadata.phone_number_id). */
+  private instanceOf(value: MessagesValue): Promise<Instance | null> {
+    const phoneNumberId = value.metadata?.phone_number_id;
+    return typeof phoneNumberId === 'string'
+      ? this.instances.findByPhoneNumberId(phoneNumberId)
+      : Promise.resolve(null);
   }
 
   /**
@@ -498,11 +503,7 @@ export class InboundService implements DeliveryHandler {
    * the agent steps back from those customers as for a person's send.
    */
   private async storeEchoes(value: MessagesValue): Promise<number> {
-    const phoneNumberId = value.metadata?.phone_number_id;
-    const instance =
-      typeof phoneNumberId === 'string'
-        ? await this.instances.findByPhoneNumberId(phoneNumberId)
-        : null;
+    const instance = await this.instanceOf(value);
     if (!instance?.is_active) return 0;
     const echoes = array(value.message_echoes).flatMap((echo) => {
       const to = fitText(echo?.to, 32);
@@ -529,11 +530,7 @@ export class InboundService implements DeliveryHandler {
    * not); one removed keeps its name but loses the book's.
    */
   private async syncPhoneContacts(value: MessagesValue): Promise<void> {
-    const phoneNumberId = value.metadata?.phone_number_id;
-    const instance =
-      typeof phoneNumberId === 'string'
-        ? await this.instances.findByPhoneNumberId(phoneNumberId)
-        : null;
+    const instance = await this.instanceOf(value);
     if (!instance?.is_active) return;
     const entries = array(value.state_sync).flatMap((entry) => {
       const waId = fitText(entry?.contact?.phone_number, 32)?.replace(/\D/g, '');
@@ -574,11 +571,7 @@ export class InboundService implements DeliveryHandler {
    * each chunk is recorded once, with a `history.imported` event.
    */
   private async importHistory(value: MessagesValue): Promise<void> {
-    const phoneNumberId = value.metadata?.phone_number_id;
-    const instance =
-      typeof phoneNumberId === 'string'
-        ? await this.instances.findByPhoneNumberId(phoneNumberId)
-        : null;
+    const instance = await this.instanceOf(value);
     if (!instance?.is_active) return;
     const now = new Date();
     for (const chunk of array(value.history)) {
@@ -668,11 +661,7 @@ export class InboundService implements DeliveryHandler {
    * nothing. A customer not known yet becomes a contact.
    */
   private async applyPreferences(value: MessagesValue): Promise<void> {
-    const phoneNumberId = value.metadata?.phone_number_id;
-    const instance =
-      typeof phoneNumberId === 'string'
-        ? await this.instances.findByPhoneNumberId(phoneNumberId)
-        : null;
+    const instance = await this.instanceOf(value);
     if (!instance?.is_active) return;
     for (const preference of array(value.user_preferences)) {
       const waId = fitText(preference?.wa_id, 32);
