@@ -721,19 +721,26 @@ export function simulateBusinessCapability(
 }
 
 /** A customer stops (`stop`) or resumes (`resume`) marketing messages in the app (`user_preferences`). */
+/**
+ * A customer a coexistence webhook names: a number, or (`{ userId }`) a
+ * business-scoped user id alone, for a customer who hides the number.
+ */
+export type SimulatedCustomer = string | { userId: string };
+
 export function simulateUserPreference(
   target: WebhookTarget,
-  waId: string,
+  customer: SimulatedCustomer,
   value: 'stop' | 'resume',
   timestamp = Math.floor(Date.now() / 1000),
 ): Promise<number> {
+  const key = typeof customer === 'string' ? { wa_id: customer } : { user_id: customer.userId };
   return deliverSigned(
     target,
     envelope(target, 'user_preferences', {
-      contacts: [{ profile: { name: 'Cliente' }, wa_id: waId }],
+      contacts: [{ profile: { name: 'Cliente' }, ...key }],
       user_preferences: [
         {
-          wa_id: waId,
+          ...key,
           detail: `User requested to ${value} marketing messages`,
           category: 'marketing_messages',
           value,
@@ -770,12 +777,16 @@ export function simulateUnavailableMessage(target: WebhookTarget, waId: string):
   );
 }
 
-/** What the owner sent from the platform's phone app to a customer (`smb_message_echoes`). */
+/**
+ * What the owner sent from the platform's phone app to a customer
+ * (`smb_message_echoes`), at `timestamp` (epoch seconds; now by default).
+ */
 export function simulateEcho(
   target: WebhookTarget,
-  to: string,
+  to: SimulatedCustomer,
   text: string,
   wamid = `wamid.echo-${randomUUID()}`,
+  timestamp = Math.floor(Date.now() / 1000),
 ): Promise<number> {
   return deliverSigned(
     target,
@@ -783,9 +794,9 @@ export function simulateEcho(
       message_echoes: [
         {
           from: (target.displayPhoneNumber ?? '15550783881').replace(/\D/g, ''),
-          to,
+          ...(typeof to === 'string' ? { to } : { to_user_id: to.userId }),
           id: wamid,
-          timestamp: String(Math.floor(Date.now() / 1000)),
+          timestamp: String(timestamp),
           type: 'text',
           text: { body: text },
         },
@@ -832,7 +843,12 @@ export function simulateHistory(
     phase: number;
     chunkOrder: number;
     progress: number;
-    threads: Array<{ waId: string; messages: SimulatedHistoryMessage[] }>;
+    /** A thread is a customer's number, or their user id alone (`userId`). */
+    threads: Array<
+      ({ waId: string; userId?: undefined } | { waId?: undefined; userId: string }) & {
+        messages: SimulatedHistoryMessage[];
+      }
+    >;
   },
 ): Promise<number> {
   const business = (target.displayPhoneNumber ?? '15550783881').replace(/\D/g, '');
@@ -847,9 +863,13 @@ export function simulateHistory(
             progress: chunk.progress,
           },
           threads: chunk.threads.map((thread) => ({
-            id: thread.waId,
+            id: thread.waId ?? thread.userId,
             messages: thread.messages.map((message) => ({
-              from: message.fromBusiness ? business : thread.waId,
+              ...(message.fromBusiness
+                ? { from: business }
+                : thread.waId !== undefined
+                  ? { from: thread.waId }
+                  : { from_user_id: thread.userId }),
               id: message.id,
               timestamp: String(message.timestamp),
               type: 'text',

@@ -22,6 +22,7 @@ interface Line {
   wamid: string;
   direction: string;
   sent_by: string | null;
+  created_at: string;
 }
 
 describe('coexistence: the phone app beside the API', () => {
@@ -122,6 +123,81 @@ describe('coexistence: the phone app beside the API', () => {
     );
     const ours = (await conversation(to)).filter((m) => m.wamid === sent.body.wamid);
     expect(ours).toEqual([expect.objectContaining({ sent_by: 'api' })]);
+  });
+
+  it("an echo that comes before the agent's own reply is recorded neither mislabels it nor pauses the agent", async () => {
+    const to = '5511977770020';
+    const wamid = 'wamid.race-agent-reply';
+    const handoff = async () =>
+      (
+        await api<{ data: Array<{ wa_id: string; handoff: { active: boolean } }> }>(
+          'GET',
+          `/contacts?q=${to}`,
+        )
+      ).body.data.find((c) => c.wa_id === to)?.handoff.active;
+    // The platform echoes the agent's reply and holds its answer until the echo is stored.
+    let echoed: Promise<void> | undefined;
+    context.platform.on('POST', /\/messages$/, (request) => {
+      if ((request.body as { to?: string }).to !== to || echoed) return undefined;
+      echoed = (async () => {
+        expect(await simulateEcho(target(), to, 'echo: Oi', wamid)).toBe(200);
+        await waitFor(
+          async () =>
+            (
+              await context.db.query(
+                `SELECT 1 FROM messages WHERE wamid = $1 AND sent_by = 'phone_app'`,
+                [wamid],
+              )
+            ).length === 1,
+          10_000,
+        );
+      })();
+      return {
+        body: {
+          messaging_product: 'messenger',
+          contacts: [{ input: to, wa_id: to }],
+          messages: [{ id: wamid }],
+        },
+        release: echoed,
+      };
+    });
+    const calls = context.agent.calls.length;
+    expect((await simulateMessage(target(), { waId: to }, 'Oi')).status).toBe(200);
+    await waitFor(
+      async () => (await conversation(to)).some((m) => m.wamid === wamid && m.sent_by === 'agent'),
+      20_000,
+    );
+    await echoed;
+    expect((await conversation(to)).filter((m) => m.wamid === wamid)).toEqual([
+      expect.objectContaining({ direction: 'outbound', sent_by: 'agent' }),
+    ]);
+    // The pause the echo began was no person's: it is lifted, and the agent answers again.
+    await waitFor(async () => (await handoff()) === false, 10_000);
+    expect((await simulateMessage(target(), { waId: to }, 'E amanhã?')).status).toBe(200);
+    await waitFor(() => context.agent.calls.length === calls + 2, 20_000);
+  });
+
+  it('stores an echo to a customer who hides the number, at the time the phone sent it', async () => {
+    const userId = 'BR.COEXHIDDEN00001';
+    const wamid = 'wamid.ECHO-user-id';
+    const at = Math.floor(Date.now() / 1000) - 600;
+    expect(await simulateEcho(target(), { userId }, 'Bom dia!', wamid, at)).toBe(200);
+    await waitFor(async () => (await conversation(userId)).some((m) => m.wamid === wamid), 10_000);
+    expect(await conversation(userId)).toEqual([
+      expect.objectContaining({
+        wamid,
+        direction: 'outbound',
+        sent_by: 'phone_app',
+        created_at: new Date(at * 1000).toISOString(),
+      }),
+    ]);
+    const contacts = await api<{
+      data: Array<{ user_id: string | null; wa_id: string | null; handoff: { active: boolean } }>;
+    }>('GET', '/contacts?limit=100');
+    expect(contacts.body.data.find((c) => c.user_id === userId)).toMatchObject({
+      wa_id: null,
+      handoff: { active: true },
+    });
   });
 
   it('paces a number shared with the phone app at 20 a second, and says so', async () => {

@@ -182,6 +182,47 @@ describe('history of a number shared with the phone app', () => {
     expect(odd.created_at.getTime()).toBeLessThanOrEqual(Date.now() + 60_000);
   });
 
+  it('imports the thread of a customer who hides the number (named by user id) into their conversation', async () => {
+    const userId = 'BR.HISTHIDDEN00001';
+    const at = Math.floor(Date.now() / 1000) - 3600;
+    expect(
+      await simulateHistory(target(), {
+        phase: 0,
+        chunkOrder: 10,
+        progress: 100,
+        threads: [
+          {
+            userId,
+            messages: [
+              { id: 'wamid.H-user-1', text: 'Oi, é a Ana', timestamp: at },
+              { id: 'wamid.H-user-2', text: 'Oi Ana!', timestamp: at + 60, fromBusiness: true },
+            ],
+          },
+        ],
+      }),
+    ).toBe(200);
+    const conversation = async () =>
+      (
+        await api<{ data?: Array<{ wamid: string; direction: string; sent_by: string | null }> }>(
+          'GET',
+          `/contacts/${userId}/messages?limit=10`,
+        )
+      ).body.data ?? [];
+    await waitFor(async () => (await conversation()).length === 2, 20_000);
+    expect(
+      (await conversation()).map(({ wamid, direction, sent_by }) => ({
+        wamid,
+        direction,
+        sent_by,
+      })),
+    ).toEqual(
+      expect.arrayContaining([
+        { wamid: 'wamid.H-user-1', direction: 'inbound', sent_by: null },
+        { wamid: 'wamid.H-user-2', direction: 'outbound', sent_by: 'phone_app' },
+      ]),
+    );
+  });
+
   it("gives the agent the conversation before a customer's message: history (imported, by whom) and what came after, oldest first", async () => {
     const waId = CUSTOMERS[0];
     const before = context.agent.calls.length;

@@ -1,6 +1,7 @@
 import {
   deliverSigned,
   envelope,
+  simulateMessage,
   simulateUserPreference,
   type WebhookTarget,
 } from './support/fake-platform.js';
@@ -42,9 +43,10 @@ describe('marketing opt-outs (user_preferences, 131050)', () => {
     }>('GET', `/contacts?q=${to}`);
     return listed.body.data.find((contact) => contact.wa_id === to)?.marketing_opted_out_at;
   };
-  const offer = (to: string) =>
+  /** A marketing template to a number, or to `{ recipient }` (a user id). */
+  const offer = (to: string | { recipient: string }) =>
     api('POST', '/send/template', {
-      to,
+      ...(typeof to === 'string' ? { to } : to),
       template_name: 'autumn_sale',
       language: 'pt_BR',
       components: [
@@ -144,10 +146,51 @@ describe('marketing opt-outs (user_preferences, 131050)', () => {
     await waitFor(async () => Boolean(await marketingOptOut(number(3))), 10_000);
     expect((await offer(number(3))).status).toBe(422);
   });
+
+  it('marks a customer who hides the number (a user id alone), by preference and by 131050', async () => {
+    const userId = 'BR.PREFSHIDDEN0001';
+    const marketingOptOutOf = async (id: string) => {
+      const listed = await api<{
+        data: Array<{ user_id: string | null; marketing_opted_out_at: string | null }>;
+      }>('GET', '/contacts?limit=100');
+      return listed.body.data.find((contact) => contact.user_id === id)?.marketing_opted_out_at;
+    };
+    expect(await simulateUserPreference(target(), { userId }, 'stop')).toBe(200);
+    await waitFor(async () => Boolean(await marketingOptOutOf(userId)), 10_000);
+    const refused = await offer({ recipient: userId });
+    expect(refused.status).toBe(422);
+    expect(refused.body).toMatchObject({ code: 'contact_opted_out' });
+    const marketing = await runCampaign('autumn_sale', [
+      { recipient: userId, parameters: { first_name: 'Ana', code: 'X' } },
+    ]);
+    expect(marketing.progress).toMatchObject({
+      sent: 0,
+      skipped: 1,
+      skipped_by_reason: { marketing_opted_out: 1 },
+    });
+
+    // Another, who wrote by user id, whose marketing template the platform failed with 131050.
+    const other = 'BR.PREFSHIDDEN0002';
+    expect((await simulateMessage(target(), { userId: other }, 'Oi')).status).toBe(200);
+    await waitFor(async () => (await marketingOptOutOf(other)) === null, 10_000);
+    const sent = await offer({ recipient: other });
+    expect(sent.status).toBe(200);
+    expect(
+      await simulateFailedStatus(target(), (sent.body as { wamid: string }).wamid, {
+        userId: other,
+      }),
+    ).toBe(200);
+    await waitFor(async () => Boolean(await marketingOptOutOf(other)), 10_000);
+    expect((await offer({ recipient: other })).status).toBe(422);
+  });
 });
 
 /** The platform failing a marketing template with 131050 (the user stopped marketing messages). */
-function simulateFailedStatus(target: WebhookTarget, wamid: string, to: string) {
+function simulateFailedStatus(
+  target: WebhookTarget,
+  wamid: string,
+  to: string | { userId: string },
+) {
   return deliverSigned(
     target,
     envelope(target, 'messages', {
@@ -156,7 +199,7 @@ function simulateFailedStatus(target: WebhookTarget, wamid: string, to: string) 
           id: wamid,
           status: 'failed',
           timestamp: String(Math.floor(Date.now() / 1000)),
-          recipient_id: to,
+          ...(typeof to === 'string' ? { recipient_id: to } : { recipient_user_id: to.userId }),
           errors: [
             {
               code: 131050,

@@ -419,6 +419,7 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
       instanceId: instance.id,
       recipient: to,
       sentBy: 'api' as const,
+      unattended: true,
       type: 'template',
       body: { ...request } as Record<string, unknown>,
       wamid,
@@ -497,13 +498,15 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
       });
       throw new BatchStop(failure.kind);
     }
-    if (failure.platformCode === MARKETING_STOPPED_CODE && recipient.to_number) {
+    const address = recipient.to_number ?? recipient.user_id;
+    if (failure.platformCode === MARKETING_STOPPED_CODE && address) {
       // The customer stopped marketing messages: the next campaigns pass over them.
       await this.contacts.setMarketingPreference(
         instance.id,
-        recipient.to_number,
+        address,
         true,
         new Date(),
+        recipient.to_number !== null,
       );
     }
     await this.store.finish(campaign.id, recipient.seq, 'failed', 'platform_rejected', {

@@ -26,7 +26,12 @@ export interface PersonSend {
   address: string;
   byNumber: boolean;
   person?: PersonRef | null;
+  /** The owner answered from the platform's phone app (an echo). */
+  phoneApp?: boolean;
 }
+
+/** Why the agent paused for a contact the owner answered from the phone app. */
+export const PHONE_APP_REASON = 'the owner replied from the phone app';
 
 /**
  * Resolves identities $2… of instance $1 through mc_resolve_contact, by the
@@ -280,25 +285,27 @@ export class ContactStore {
   /**
    * A customer's marketing preference (`stop` or `resume`) at `at`: applied
    * unless a later one was (re-delivered webhooks change nothing). The
-   * contact by number; null when the instance has none.
+   * contact by number (or, `byNumber` false, by user id); null when the
+   * instance has none.
    */
   async setMarketingPreference(
     instanceId: string,
-    waId: string,
+    address: string,
     stop: boolean,
     at: Date,
+    byNumber = true,
   ): Promise<string | null> {
     const [contact] = await rows<{ id: string }>(
       this.db,
       `UPDATE contacts SET
          marketing_opted_out_at = CASE WHEN $3 THEN COALESCE(marketing_opted_out_at, $4) END,
          marketing_pref_at = $4
-       WHERE instance_id = $1 AND wa_id = $2
+       WHERE instance_id = $1 AND ${byNumber ? 'wa_id' : 'user_id'} = $2
          -- The latest wins; at the same time a stop does (the result is the same in any order).
          AND (marketing_pref_at IS NULL OR marketing_pref_at < $4
            OR (marketing_pref_at = $4 AND $3))
        RETURNING id`,
-      [instanceId, waId, stop, at],
+      [instanceId, address, stop, at],
     );
     return contact?.id ?? null;
   }
@@ -504,15 +511,16 @@ export class ContactStore {
          handoff_since = CASE WHEN c.handoff_until > now() THEN c.handoff_since ELSE now() END,
          handoff_reason = CASE WHEN ${HELD_BY_PEOPLE} THEN c.handoff_reason
                                ELSE COALESCE(s.account_name || ' replied',
-                                             'a person replied through the API') END,
+                                             CASE WHEN s.phone_app THEN $8
+                                                  ELSE 'a person replied through the API' END) END,
          handoff_by = CASE WHEN ${HELD_BY_PEOPLE} THEN c.handoff_by ELSE 'auto' END,
          handoff_account_id = CASE WHEN ${HELD_BY_PEOPLE} THEN c.handoff_account_id
                                    ELSE s.account_id END,
          handoff_account_name = CASE WHEN ${HELD_BY_PEOPLE} THEN c.handoff_account_name
                                      ELSE s.account_name END,
          updated_at = now()
-       FROM unnest($1::uuid[], $2::text[], $3::boolean[], $6::uuid[], $7::text[])
-           AS s(instance_id, address, by_number, account_id, account_name),
+       FROM unnest($1::uuid[], $2::text[], $3::boolean[], $6::uuid[], $7::text[], $9::boolean[])
+           AS s(instance_id, address, by_number, account_id, account_name, phone_app),
          locked
        WHERE c.instance_id = s.instance_id
          AND (CASE WHEN s.by_number THEN c.wa_id = s.address ELSE c.user_id = s.address END)
@@ -531,8 +539,57 @@ export class ContactStore {
         slackSeconds,
         sends.map((s) => s.person?.accountId ?? null),
         sends.map((s) => s.person?.displayName ?? null),
+        PHONE_APP_REASON,
+        sends.map((s) => s.phoneApp ?? false),
       ],
     );
+  }
+
+  /**
+   * Ends the pauses an echo began that was this service's own send (the
+   * platform's echo came before the send was recorded, `wamids`): only a
+   * pause the phone app began, with nothing sent since but the agent's. What
+   * the pause left unanswered waits for a turn again (the sweeper arms its flush).
+   * The contacts handed back.
+   */
+  async liftEchoPauses(
+    contactIds: string[],
+    wamids: string[],
+    notForTheAgent: string[],
+  ): Promise<string[]> {
+    if (contactIds.length === 0) return [];
+    const lifted = await rows<{ id: string }>(
+      this.db,
+      `WITH locked AS MATERIALIZED (
+         SELECT c.id FROM contacts c WHERE c.id = ANY($1::uuid[])
+           AND c.handoff_by = 'auto' AND c.handoff_until > now() AND c.handoff_reason = $2
+           AND NOT EXISTS (
+             SELECT 1 FROM messages p WHERE p.contact_id = c.id AND p.direction = 'outbound'
+               AND p.sent_by <> 'agent' AND p.wamid <> ALL($4::text[])
+               AND p.received_at >= c.handoff_since - interval '1 second')
+         ORDER BY ${contactOrder('c')} FOR NO KEY UPDATE OF c
+       ), resumed AS (
+         UPDATE contacts c SET handoff_until = NULL, handoff_by = 'auto',
+           handoff_reason = 'an echo of this service''s own send', handoff_account_id = NULL,
+           handoff_account_name = NULL, updated_at = now()
+         FROM locked WHERE c.id = locked.id RETURNING c.id, c.opted_out_at
+       ), pending AS (
+         -- Unanswered: no turn took it and nobody has written to the customer since.
+         UPDATE messages m SET awaiting_turn = true
+         FROM resumed
+         WHERE m.contact_id = resumed.id AND m.direction = 'inbound' AND m.turn_id IS NULL
+           AND NOT m.awaiting_turn AND m.type <> 'system' AND NOT m.imported
+           AND resumed.opted_out_at IS NULL
+           AND m.received_at > COALESCE((
+             SELECT max(o.received_at) FROM messages o
+             WHERE o.contact_id = resumed.id AND o.direction = 'outbound'
+               AND o.wamid <> ALL($4::text[])), '-infinity')
+           AND NOT (m.type = 'text' AND upper(btrim(m.body->'text'->>'body')) = ANY($3::text[]))
+       )
+       SELECT id FROM resumed`,
+      [contactIds, PHONE_APP_REASON, notForTheAgent, wamids],
+    );
+    return lifted.map((row) => row.id);
   }
 
   /**

@@ -35,6 +35,19 @@ export interface OutboundRow {
   type: string;
   body: Record<string, unknown>;
   wamid: string;
+  /** When it was sent, if not now (an echo's timestamp; never later than now). */
+  sentAt?: Date;
+}
+
+/** What insertOutbound stored. */
+export interface OutboundStored {
+  /** The wamids recorded (new, or a placeholder completed). */
+  wamids: string[];
+  /**
+   * Sends that completed a row an echo had stored first as the phone app's
+   * (the platform's echo beat the send's record): by wamid, its contact.
+   */
+  overEchoes: Array<{ wamid: string; contact_id: string }>;
 }
 
 /** A new inbound message, ready to insert. */
@@ -120,11 +133,11 @@ export interface ConversationRead {
   horizon: bigint;
 }
 
-/** The sends insertOutbound records, as rows `r` of its parameters $1 to $10. */
+/** The sends insertOutbound records, as rows `r` of its parameters $1 to $11. */
 const OUTBOUND_RECORDS = `unnest($1::uuid[], $2::text[], $3::text[], $4::boolean[], $5::text[],
-    $6::jsonb[], $7::uuid[], $8::text[], $9::uuid[], $10::text[]) WITH ORDINALITY
-  AS r(instance_id, wamid, contact, by_number, type, body, contact_id, sent_by, account_id,
-    account_name, n)`;
+    $6::jsonb[], $7::uuid[], $8::text[], $9::uuid[], $10::text[], $11::timestamptz[])
+  WITH ORDINALITY AS r(instance_id, wamid, contact, by_number, type, body, contact_id, sent_by,
+    account_id, account_name, sent_at, n)`;
 
 /**
  * The contact of a send `r`: the one the sender knows, else by number (made
@@ -188,7 +201,7 @@ export class MessageStore implements ContactSummaries {
     records: OutboundRow[],
     /** Echoes: an existing message is completed only when it is a status's placeholder. */
     options: { placeholdersOnly?: boolean } = {},
-  ): Promise<string[]> {
+  ): Promise<OutboundStored> {
     const columns = (batch: OutboundRow[]) => [
       batch.map((r) => r.instanceId),
       batch.map((r) => r.wamid),
@@ -200,13 +213,14 @@ export class MessageStore implements ContactSummaries {
       batch.map((r) => r.sentBy),
       batch.map((r) => r.person?.accountId ?? null),
       batch.map((r) => r.person?.displayName ?? null),
+      batch.map((r) => r.sentAt?.toISOString() ?? null),
     ];
     const inserted = await rows<{ wamid: string }>(
       this.db,
       `INSERT INTO messages (instance_id, wamid, direction, contact, contact_id, type, body, status,
-         sent_by, sent_by_account_id, sent_by_account_name)
+         sent_by, sent_by_account_id, sent_by_account_name, created_at)
        SELECT r.instance_id, r.wamid, 'outbound', r.contact, ${OUTBOUND_CONTACT}, r.type, r.body,
-         'sent', r.sent_by, r.account_id, r.account_name
+         'sent', r.sent_by, r.account_id, r.account_name, LEAST(COALESCE(r.sent_at, now()), now())
        FROM ${OUTBOUND_RECORDS}
        -- New numbers become contacts in one order (by key: no two batches wait on each
        -- other's new keys); each contact's sends keep the order they were recorded in (seq).
@@ -215,20 +229,26 @@ export class MessageStore implements ContactSummaries {
        RETURNING wamid`,
       columns(records),
     );
-    if (inserted.length === records.length) return inserted.map((row) => row.wamid);
     const done = new Set(inserted.map((row) => row.wamid));
-    const completed = await rows<{ wamid: string }>(
+    if (inserted.length === records.length) return { wamids: [...done], overEchoes: [] };
+    // `o` is the row as it was before this statement (its snapshot): who had stored it.
+    const completed = await rows<{ wamid: string; contact_id: string; was: string | null }>(
       this.db,
       `UPDATE messages m SET instance_id = r.instance_id, direction = 'outbound',
          contact = r.contact, contact_id = ${OUTBOUND_CONTACT}, type = r.type, body = r.body,
          sent_by = r.sent_by, sent_by_account_id = r.account_id,
          sent_by_account_name = r.account_name, updated_at = now()
-       FROM ${OUTBOUND_RECORDS}
-       WHERE m.wamid = r.wamid AND (NOT $11::boolean OR m.type = 'unknown')
-       RETURNING m.wamid`,
+       FROM ${OUTBOUND_RECORDS}, LATERAL (SELECT o.sent_by FROM messages o WHERE o.wamid = r.wamid) o
+       WHERE m.wamid = r.wamid AND (NOT $12::boolean OR m.type = 'unknown')
+       RETURNING m.wamid, m.contact_id, o.sent_by AS was`,
       [...columns(records.filter((r) => !done.has(r.wamid))), options.placeholdersOnly ?? false],
     );
-    return [...done, ...completed.map((row) => row.wamid)];
+    return {
+      wamids: [...done, ...completed.map((row) => row.wamid)],
+      overEchoes: completed
+        .filter((row) => row.was === 'phone_app' && row.contact_id !== null)
+        .map(({ wamid, contact_id }) => ({ wamid, contact_id })),
+    };
   }
 
   /**

@@ -56,9 +56,21 @@ export interface OutboundRecord {
   sentBy?: SentBy;
   /** A person's send: who. */
   person?: PersonRef | null;
+  /** A send that does not pause the agent though not the agent's (a campaign's). */
+  unattended?: boolean;
   type: string;
   body: Record<string, unknown>;
   wamid: string;
+}
+
+/** What the phone app sent (an echo), to store. */
+export interface Echo {
+  to: Recipient;
+  contactId: string;
+  wamid: string;
+  type: string;
+  body: Record<string, unknown>;
+  sentAt: Date;
 }
 
 /** The rules around stored messages: the service window, recording sends, reading one back. */
@@ -216,37 +228,50 @@ export class MessagesService {
 
   /** Records accepted sends (what the batch writer and the parked records hand over). */
   async storeOutbound(records: OutboundRecord[]): Promise<void> {
-    await this.store.insertOutbound(
-      records.map(({ recipient, ...record }) => ({
+    const { overEchoes } = await this.store.insertOutbound(
+      records.map(({ recipient, unattended: _, ...record }) => ({
         ...record,
         sentBy: record.sentBy ?? 'api',
         address: addressOf(recipient),
         byNumber: recipient.to !== undefined,
       })),
     );
+    // The platform's echo of a send that pauses nobody came before its record
+    // and paused the agent as the phone app's: that pause was never a person's.
+    const unattended = new Set(
+      records.filter((r) => r.sentBy === 'agent' || r.unattended).map((r) => r.wamid),
+    );
+    const mistaken = overEchoes.filter((echo) => unattended.has(echo.wamid));
+    if (mistaken.length === 0) return;
+    await this.contacts.liftEchoPauses(
+      [...new Set(mistaken.map((echo) => echo.contact_id))],
+      mistaken.map((echo) => echo.wamid),
+      [...this.config.OPT_OUT_WORDS, ...this.config.OPT_IN_WORDS].map((w) =>
+        w.trim().toUpperCase(),
+      ),
+    );
   }
 
   /**
    * Stores what the owner sent from the platform's phone app (coexistence
-   * echoes) as sent by `phone_app`; an echo of a message this service sent
-   * (the same wamid) changes nothing. The phone app's count as a person
-   * answering: the agent pauses for each of their contacts (HANDOFF_AUTO_PAUSE_S).
-   * The wamids stored.
+   * echoes) as sent by `phone_app`, at the time the phone sent it; an echo of
+   * a message this service sent (the same wamid) changes nothing. The phone
+   * app's count as a person answering: the agent pauses for each of their
+   * contacts (HANDOFF_AUTO_PAUSE_S). The wamids stored.
    */
-  async storeEchoes(
-    instanceId: string,
-    echoes: Array<{ to: string; wamid: string; type: string; body: Record<string, unknown> }>,
-  ): Promise<string[]> {
+  async storeEchoes(instanceId: string, echoes: Echo[]): Promise<string[]> {
     if (echoes.length === 0) return [];
-    const stored = await this.store.insertOutbound(
+    const { wamids } = await this.store.insertOutbound(
       echoes.map((echo) => ({
         instanceId,
         wamid: echo.wamid,
-        address: echo.to,
-        byNumber: true,
+        address: addressOf(echo.to),
+        byNumber: echo.to.to !== undefined,
+        contactId: echo.contactId,
         type: echo.type,
         body: echo.body,
         sentBy: 'phone_app' as const,
+        sentAt: echo.sentAt,
       })),
       { placeholdersOnly: true },
     );
@@ -258,11 +283,19 @@ export class MessagesService {
         echoes.map((echo) => echo.wamid),
       ),
     );
-    const answered = new Set(
-      echoes.filter((echo) => phoneApp.has(echo.wamid)).map((echo) => echo.to),
+    const answered = new Map(
+      echoes.filter((echo) => phoneApp.has(echo.wamid)).map((echo) => [echo.contactId, echo.to]),
     );
-    for (const to of answered) await this.pauseForPerson(instanceId, { to });
-    return stored;
+    if (this.config.HANDOFF_AUTO_PAUSE_S <= 0) return wamids;
+    for (const to of answered.values()) {
+      await this.pauses.write({
+        instanceId,
+        address: addressOf(to),
+        byNumber: to.to !== undefined,
+        phoneApp: true,
+      });
+    }
+    return wamids;
   }
 
   async findForInstance(instanceId: string, wamid: string): Promise<StoredMessage> {

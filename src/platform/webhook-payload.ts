@@ -27,13 +27,17 @@ export interface MessagesValue {
   history?: HistoryChunkValue[];
   /** `smb_app_state_sync`: the phone's address book, entry by entry. */
   state_sync?: PhoneContactSync[];
-  /** `smb_message_echoes`: what the owner sent from the phone app (`from` is the business). */
-  message_echoes?: Array<InboundMessage & { to?: string }>;
+  /**
+   * `smb_message_echoes`: what the owner sent from the phone app (`from` is
+   * the business); to `to`, or to `to_user_id` for a customer who hides the number.
+   */
+  message_echoes?: Array<InboundMessage & { to?: string; to_user_id?: string }>;
 }
 
 export interface HistoryChunkValue {
   metadata?: { phase?: number; chunk_order?: number; progress?: number };
   threads?: Array<{
+    /** The customer's number, or their user id when they hide it. */
     id?: string;
     messages?: Array<InboundMessage & { history_context?: { status?: string } }>;
   }>;
@@ -50,6 +54,8 @@ export interface PhoneContactSync {
 
 export interface UserPreference {
   wa_id?: string;
+  /** The customer's user id (alone when they hide the number). */
+  user_id?: string;
   category?: string;
   /** `stop` or `resume`. */
   value?: string;

@@ -5,7 +5,7 @@ import { sqlState } from '../database/sql.js';
 import type { Instance } from '../instances/instance.types.js';
 import { EventWake } from '../events/event-wake.js';
 import { InstancesService } from '../instances/instances.service.js';
-import { identityKey } from '../contacts/contact-identity.js';
+import { identityKey, type Identity, type IdentityRow } from '../contacts/contact-identity.js';
 import { ContactStore } from '../contacts/contact.store.js';
 import { OptOuts } from '../contacts/opt-outs.js';
 import { MessageStore } from '../messages/message.store.js';
@@ -102,6 +102,37 @@ const array = <T>(value: T[] | undefined): T[] => (Array.isArray(value) ? value 
 /** A webhook object as PostgreSQL can store it (no NUL, no lone surrogate). */
 function storable(value: object): Record<string, unknown> {
   return JSON.parse(storableJson(value)) as Record<string, unknown>;
+}
+
+/** The digits of a number the platform wrote (null when it wrote none). */
+function digits(value: unknown): string | null {
+  return typeof value === 'string' && value.length <= 64 ? value.replace(/\D/g, '') || null : null;
+}
+
+/**
+ * The customer a webhook field names: by number (digits only) and/or by
+ * user id. Null when it names neither usably.
+ */
+function customer(waId: unknown, userId: unknown): Identity | null {
+  const number = fitText(waId, 32);
+  const identity = {
+    waId: number && /^\d+$/.test(number) ? number : null,
+    userId: fitText(userId, 128) ?? null,
+  };
+  return identity.waId || identity.userId ? identity : null;
+}
+
+/** An identity to resolve with nothing else known of it (no profile, no inbound time). */
+function bareIdentity(identity: Identity): IdentityRow {
+  return {
+    key: identityKey(identity),
+    waId: identity.waId,
+    userId: identity.userId,
+    parentUserId: null,
+    username: null,
+    name: null,
+    lastInboundAt: null,
+  };
 }
 
 /** A whole number the platform may write as a number or as text; 0 when it is neither. */
@@ -505,15 +536,32 @@ export class InboundService implements DeliveryHandler {
   private async storeEchoes(value: MessagesValue): Promise<number> {
     const instance = await this.instanceOf(value);
     if (!instance?.is_active) return 0;
+    const now = new Date();
     const echoes = array(value.message_echoes).flatMap((echo) => {
-      const to = fitText(echo?.to, 32);
+      const identity = customer(echo?.to, echo?.to_user_id);
       const wamid = fitText(echo?.id, 256);
-      const type = fitText(echo?.type, 32) ?? 'unknown';
-      if (!to || !/^\d+$/.test(to) || !wamid) return [];
-      return [{ to, wamid, type, body: storable(echo) }];
+      if (!identity || !wamid) return [];
+      const type = fitText(echo.type, 32) ?? 'unknown';
+      return [
+        { identity, wamid, type, body: storable(echo), sentAt: messageTime(echo.timestamp, now) },
+      ];
     });
     try {
-      return (await this.sent.storeEchoes(instance.id, echoes)).length;
+      // A customer the phone app wrote to first becomes a contact here (by either key).
+      const contactIds = await this.contacts.resolveContacts(
+        instance.id,
+        echoes.map(({ identity }) => bareIdentity(identity)),
+      );
+      const stored = await this.sent.storeEchoes(
+        instance.id,
+        echoes.flatMap(({ identity, ...echo }) => {
+          const contactId = contactIds.get(identityKey(identity));
+          if (!contactId) return [];
+          const to = identity.waId ? { to: identity.waId } : { recipient: identity.userId! };
+          return [{ ...echo, to, contactId }];
+        }),
+      );
+      return stored.length;
     } catch (error) {
       if (!isDataError(error)) throw error;
       this.logger.warn(
@@ -579,35 +627,32 @@ export class InboundService implements DeliveryHandler {
         this.logger.warn({ instanceId: instance.id }, 'the business declined to share its history');
         continue;
       }
+      // A thread is named by the customer's number, or by their user id when they hide it.
       const threads = array(chunk?.threads).flatMap((thread) => {
-        const waId = fitText(thread?.id, 32);
-        return waId && /^\d+$/.test(waId) ? [{ waId, messages: array(thread.messages) }] : [];
+        const id = fitText(thread?.id, 128);
+        const identity = id && /^\d+$/.test(id) ? customer(id, undefined) : customer(undefined, id);
+        return identity ? [{ identity, messages: array(thread.messages) }] : [];
       });
       const contactIds = await this.contacts.resolveContacts(
         instance.id,
-        threads.map(({ waId }) => ({
-          key: waId,
-          waId,
-          userId: null,
-          parentUserId: null,
-          username: null,
-          name: null,
-          lastInboundAt: null,
-        })),
+        threads.map(({ identity }) => bareIdentity(identity)),
       );
-      const rows = threads.flatMap(({ waId, messages }) =>
+      const business = digits(value.metadata?.display_phone_number);
+      const rows = threads.flatMap(({ identity, messages }) =>
         messages.flatMap((message) => {
           const wamid = fitText(message?.id, 256);
-          const contactId = contactIds.get(waId);
+          const contactId = contactIds.get(identityKey(identity));
           if (!wamid || !contactId) return [];
-          // The customer's messages come from the thread's number; the business's from its own.
-          const inbound =
-            typeof message.from === 'string' && message.from.replace(/\D/g, '') === waId;
+          // The customer's messages come from the thread's customer; the business's from its own number.
+          const from = digits(message.from);
+          const inbound = identity.waId
+            ? from === identity.waId
+            : message.from_user_id === identity.userId || (from !== null && from !== business);
           return [
             {
               wamid,
               direction: inbound ? ('inbound' as const) : ('outbound' as const),
-              contact: waId,
+              contact: (identity.waId ?? identity.userId)!,
               contactId,
               type: fitText(message.type, 32) ?? 'unknown',
               body: storable(message),
@@ -647,10 +692,11 @@ export class InboundService implements DeliveryHandler {
   ): Promise<void> {
     for (const status of statuses) {
       const code = (array(status?.errors)[0] as { code?: unknown } | undefined)?.code;
-      const waId = fitText(status?.recipient_id, 32);
-      if (status?.status !== 'failed' || code !== MARKETING_STOPPED_CODE || !waId) continue;
+      const identity = customer(status?.recipient_id, status?.recipient_user_id);
+      if (status?.status !== 'failed' || code !== MARKETING_STOPPED_CODE || !identity) continue;
       const at = messageTime(status.timestamp, new Date());
-      await this.contacts.setMarketingPreference(instanceId, waId, true, at);
+      const address = (identity.waId ?? identity.userId)!;
+      await this.contacts.setMarketingPreference(instanceId, address, true, at, !!identity.waId);
     }
   }
 
@@ -664,24 +710,30 @@ export class InboundService implements DeliveryHandler {
     const instance = await this.instanceOf(value);
     if (!instance?.is_active) return;
     for (const preference of array(value.user_preferences)) {
-      const waId = fitText(preference?.wa_id, 32);
+      const identity = customer(preference?.wa_id, preference?.user_id);
       const stop = preference?.value === 'stop';
-      if (!waId || !/^\d+$/.test(waId) || preference.category !== 'marketing_messages') continue;
+      if (!identity || preference.category !== 'marketing_messages') continue;
       if (!stop && preference.value !== 'resume') continue;
       const at = messageTime(preference.timestamp, new Date());
-      const profile = array(value.contacts).find((contact) => contact?.wa_id === waId);
+      const profile = array(value.contacts).find(
+        (contact) =>
+          (identity.waId !== null && contact?.wa_id === identity.waId) ||
+          (identity.userId !== null && contact?.user_id === identity.userId),
+      );
+      const known = {
+        waId: identity.waId ?? customer(profile?.wa_id, undefined)?.waId ?? null,
+        userId: identity.userId ?? fitText(profile?.user_id, 128) ?? null,
+      };
       await this.contacts.resolveContacts(instance.id, [
-        {
-          key: waId,
-          waId,
-          userId: fitText(profile?.user_id, 128) ?? null,
-          parentUserId: null,
-          username: null,
-          name: fitText(profile?.profile?.name, 256) ?? null,
-          lastInboundAt: null,
-        },
+        { ...bareIdentity(known), name: fitText(profile?.profile?.name, 256) ?? null },
       ]);
-      await this.contacts.setMarketingPreference(instance.id, waId, stop, at);
+      await this.contacts.setMarketingPreference(
+        instance.id,
+        (known.waId ?? known.userId)!,
+        stop,
+        at,
+        known.waId !== null,
+      );
       this.logger.log(
         { instanceId: instance.id, preference: preference.value },
         'a customer changed their marketing preference',

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from 'pg';
 import { isoFromEpochMicros } from '../../src/common/epoch-micros.js';
 import { identityKey, type IdentityRow } from '../../src/contacts/contact-identity.js';
-import { ContactStore } from '../../src/contacts/contact.store.js';
+import { ContactStore, PHONE_APP_REASON } from '../../src/contacts/contact.store.js';
 import { MessageStore } from '../../src/messages/message.store.js';
 import type { Contact, ContactState } from '../../src/contacts/contact.types.js';
 import { sqlState } from '../../src/database/sql.js';
@@ -682,6 +682,75 @@ describe('ContactStore', () => {
         contact: null,
         pending: 0,
       });
+    });
+  });
+
+  describe('liftEchoPauses', () => {
+    it("ends the phone app's pause an echo of this service's own send began, and what waited waits again; never a pause with another send since", async () => {
+      const instanceId = await insertInstance(context.db);
+      const messages = new MessageStore(context.source);
+      const raced = await newContact(instanceId, { waId: '5511900000090' });
+      const answered = await newContact(instanceId, { waId: '5511900000091' });
+      const waiting = await insertMessage(instanceId, raced, { awaiting: true });
+      const echo = (address: string, wamid: string) =>
+        messages.insertOutbound(
+          [
+            {
+              instanceId,
+              address,
+              byNumber: true,
+              sentBy: 'phone_app',
+              type: 'text',
+              body: { text: { body: 'Oi' } },
+              wamid,
+            },
+          ],
+          { placeholdersOnly: true },
+        );
+      const ours = (address: string, wamid: string) =>
+        messages.insertOutbound([
+          {
+            instanceId,
+            address,
+            byNumber: true,
+            sentBy: 'agent',
+            type: 'text',
+            body: { text: { body: 'Oi' } },
+            wamid,
+          },
+        ]);
+      for (const [address, wamid] of [
+        ['5511900000090', 'wamid.lift-raced'],
+        ['5511900000091', 'wamid.lift-answered'],
+      ]) {
+        await echo(address, wamid);
+        await store.pauseForPeople(
+          [{ instanceId, address, byNumber: true, phoneApp: true }],
+          600,
+          60,
+        );
+      }
+      expect(await contact(raced)).toMatchObject({
+        handoff_by: 'auto',
+        handoff_reason: PHONE_APP_REASON,
+      });
+      expect(await awaiting([waiting])).toEqual({ [waiting]: false });
+      // The owner really answered the second customer from the phone as well.
+      await echo('5511900000091', 'wamid.lift-phone');
+
+      const recorded = await ours('5511900000090', 'wamid.lift-raced');
+      expect(recorded.overEchoes).toEqual([{ wamid: 'wamid.lift-raced', contact_id: raced }]);
+      const second = await ours('5511900000091', 'wamid.lift-answered');
+      expect(
+        await store.liftEchoPauses(
+          [raced, answered],
+          [...recorded.overEchoes, ...second.overEchoes].map((e) => e.wamid),
+          [],
+        ),
+      ).toEqual([raced]);
+      expect(await contact(raced)).toMatchObject({ handoff_until: null, handoff_by: 'auto' });
+      expect(await awaiting([waiting])).toEqual({ [waiting]: true });
+      expect((await contact(answered))!.handoff_until!.getTime()).toBeGreaterThan(Date.now());
     });
   });
 

@@ -217,4 +217,39 @@ describe('lock order: contacts, then event lanes', () => {
     expect(failures).toEqual([]);
     expect(deadlocks).toEqual([]);
   }, 120_000);
+
+  it(`lets the same writers and the phone app's pauses lifted run together ${ITERATIONS} times without a deadlock`, async () => {
+    const prefix = '55117';
+    const { deadlocks, failures } = await runRounds(prefix, {
+      extra: async (round) => {
+        const numbers = [`${prefix}${round}1`, `${prefix}${round}2`];
+        const resolved = await contactStore.resolveContacts(
+          instanceId,
+          numbers.map((waId) => ({
+            key: waId,
+            waId,
+            userId: null,
+            parentUserId: null,
+            username: null,
+            name: null,
+            lastInboundAt: null,
+          })),
+        );
+        const ids = numbers.map((n) => resolved.get(n)!);
+        // Paused as the phone app's, so that lifting them locks them.
+        await contactStore.pauseForPeople(
+          numbers.map((address) => ({ instanceId, address, byNumber: true, phoneApp: true })),
+          60,
+          0,
+        );
+        return (flip) => {
+          const order = <T>(items: T[], reversed: boolean): T[] =>
+            reversed ? [...items].reverse() : items;
+          return [contactStore.liftEchoPauses(order(ids, flip), [], [])];
+        };
+      },
+    });
+    expect(failures).toEqual([]);
+    expect(deadlocks).toEqual([]);
+  }, 120_000);
 });

@@ -241,7 +241,7 @@ describe('MessageStore', () => {
     it("placeholdersOnly (echoes): completes a status's placeholder, never a message already sent; answers what it stored", async () => {
       const instanceId = await insertInstance(context.db);
       const ours = outbound(instanceId, '5511900000012');
-      expect(await store.insertOutbound([ours])).toEqual([ours.wamid]);
+      expect((await store.insertOutbound([ours])).wamids).toEqual([ours.wamid]);
       const echo = (wamid: string) =>
         outbound(instanceId, '5511900000012', {
           wamid,
@@ -249,9 +249,9 @@ describe('MessageStore', () => {
           body: { text: { body: 'Do telefone' } },
         });
       // The echo of our own send changes nothing.
-      expect(await store.insertOutbound([echo(ours.wamid)], { placeholdersOnly: true })).toEqual(
-        [],
-      );
+      expect(
+        (await store.insertOutbound([echo(ours.wamid)], { placeholdersOnly: true })).wamids,
+      ).toEqual([]);
       const [kept] = await context.db.query<{ sent_by: string }>(
         'SELECT sent_by FROM messages WHERE wamid = $1',
         [ours.wamid],
@@ -267,7 +267,7 @@ describe('MessageStore', () => {
         },
       ]);
       expect(
-        await store.insertOutbound([echo('wamid.echo-early')], { placeholdersOnly: true }),
+        (await store.insertOutbound([echo('wamid.echo-early')], { placeholdersOnly: true })).wamids,
       ).toEqual(['wamid.echo-early']);
       const [completed] = await context.db.query<{ sent_by: string; status: string }>(
         'SELECT sent_by, status FROM messages WHERE wamid = $1',
