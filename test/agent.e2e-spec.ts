@@ -9,6 +9,7 @@ import {
   APP_SECRET,
   adminToken,
   createInstance,
+  http,
   useTestService,
   type TestApp,
   type TestDatabase,
@@ -125,6 +126,7 @@ describe('buffering and the agent', () => {
         opted_out: false,
         marketing_opted_out: false,
         handoff: { active: false, since: null, until: null, by: null, reason: null },
+        handoffs: [],
       },
     });
     expect(sentTexts('5511911110001')).toEqual(['echo: Oi, tudo bem?']);
@@ -197,6 +199,42 @@ describe('buffering and the agent', () => {
     expect((call.body as unknown as { context: unknown[] }).context).toEqual([
       expect.objectContaining({ id: first.id, from: 'customer', text: 'Quanto custa?' }),
       expect.objectContaining({ from: 'agent', text: 'echo: Quanto custa?', imported: false }),
+    ]);
+  });
+
+  it("gives the agent the contact's handoff history: each pause, by whom, why, and who ended it", async () => {
+    const to = '5511911110089';
+    const admin = await adminToken(service.url);
+    const handoff = (method: string, body?: unknown) =>
+      http(service.url, method, `/admin/instances/${instanceId}/contacts/${to}/handoff`, {
+        token: admin,
+        body,
+      });
+    await deliver([textMessage(to, 'Oi')]);
+    await waitFor(() => sentTexts(to).length === 1);
+    // An admin takes the customer over and hands them back, twice.
+    for (const reason of ['reclamação', 'reembolso']) {
+      expect((await handoff('POST', { reason })).status).toBe(200);
+      expect((await handoff('DELETE')).status).toBe(200);
+    }
+    await deliver([textMessage(to, 'Voltei')]);
+    await waitFor(() => sentTexts(to).length === 2);
+    const call = agent.calls.filter((c) => c.body.contact.wa_id === to)[1];
+    const state = (call.body as unknown as { contact_state: { handoffs: unknown[] } })
+      .contact_state;
+    expect(state.handoffs).toEqual([
+      expect.objectContaining({
+        by: 'admin',
+        reason: 'reembolso',
+        active: false,
+        ended_by: 'admin',
+      }),
+      expect.objectContaining({
+        by: 'admin',
+        reason: 'reclamação',
+        active: false,
+        ended_by: 'admin',
+      }),
     ]);
   });
 

@@ -1,5 +1,5 @@
 import { PLATFORM_ID_PATTERN } from '../common/platform-id.js';
-import type { Contact } from '../contacts/contact.types.js';
+import type { Contact, HandoffRecord } from '../contacts/contact.types.js';
 import type { Instance } from '../instances/instance.types.js';
 import type { ContextMessage } from '../messages/message.types.js';
 import { SERVICE_WINDOW_MS } from '../messages/messages.service.js';
@@ -75,7 +75,27 @@ export interface AgentContactState {
     by: string | null;
     reason: string | null;
   };
+  /** The latest handoffs (up to HANDOFF_HISTORY of them), newest first. */
+  handoffs: AgentHandoff[];
 }
+
+/** One pause of the agent for a contact, as the history keeps it. */
+export interface AgentHandoff {
+  since: string;
+  /** When it ended or ends: its end if someone ended it early, else its time. */
+  until: string | null;
+  /** Whether it runs now. */
+  active: boolean;
+  by: string | null;
+  /** The person who paused it (by person, or auto for their send). */
+  person: string | null;
+  reason: string | null;
+  /** Who ended it early (api, admin, person, agent, auto); null when it ran out or runs now. */
+  ended_by: string | null;
+}
+
+/** How many of a contact's latest handoffs the agent is given. */
+export const HANDOFF_HISTORY = 5;
 
 export interface AgentAnswering {
   message_id: string;
@@ -280,11 +300,16 @@ export function unknownContactState(
     opted_out: false,
     marketing_opted_out: false,
     handoff: { active: false, since: null, until: null, by: null, reason: null },
+    handoffs: [],
   };
 }
 
-/** Where a contact stands now: window, opt-outs, its last handoff. */
-export function contactState(contact: Contact, now = Date.now()): AgentContactState {
+/** Where a contact stands now: window, opt-outs, its last handoff and those before. */
+export function contactState(
+  contact: Contact,
+  history: HandoffRecord[] = [],
+  now = Date.now(),
+): AgentContactState {
   const until = contact.last_inbound_at
     ? contact.last_inbound_at.getTime() + SERVICE_WINDOW_MS
     : null;
@@ -305,5 +330,18 @@ export function contactState(contact: Contact, now = Date.now()): AgentContactSt
       by: contact.handoff_by,
       reason: contact.handoff_reason,
     },
+    handoffs: history.map((pause) => {
+      const end = pause.ended_at ?? pause.until;
+      return {
+        since: pause.since.toISOString(),
+        until: iso(end),
+        active: pause.ended_at === null && pause.until !== null && pause.until.getTime() > now,
+        by: pause.by,
+        person: pause.account_name,
+        reason: pause.reason,
+        // The clock ending a pause is its running out, not someone ending it.
+        ended_by: pause.ended_by === 'timer' ? null : pause.ended_by,
+      };
+    }),
   };
 }

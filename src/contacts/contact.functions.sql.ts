@@ -208,7 +208,7 @@ $$`,
 
   // A pause started, changed or ended: its contact.handoff event, a statement at a time so
   // that the events of several contacts (the timer ending pauses, a person's sends) reach
-  // their lanes in the lock order, not a row at a time.
+  // their lanes in the lock order, not a row at a time; and the contact's handoff history.
   sqlFunction(
     'mc_contacts_handoff',
     `
@@ -226,6 +226,22 @@ BEGIN
   WHERE o.handoff_until IS DISTINCT FROM n.handoff_until OR o.handoff_by IS DISTINCT FROM n.handoff_by
      OR o.handoff_account_name IS DISTINCT FROM n.handoff_account_name
   ORDER BY ${contactOrder('n')};
+  -- The history: a pause begun or changed is its row (by its start); one ended says so.
+  INSERT INTO contact_handoffs AS h (contact_id, since, until, by, reason, account_name)
+  SELECT n.id, n.handoff_since, n.handoff_until, n.handoff_by, n.handoff_reason,
+    n.handoff_account_name
+  FROM after_rows n JOIN before_rows o ON o.id = n.id
+  WHERE n.handoff_until IS NOT NULL AND n.handoff_since IS NOT NULL
+    AND (o.handoff_until IS DISTINCT FROM n.handoff_until OR o.handoff_by IS DISTINCT FROM n.handoff_by
+         OR o.handoff_account_name IS DISTINCT FROM n.handoff_account_name)
+  ORDER BY ${contactOrder('n')}
+  ON CONFLICT (contact_id, since) DO UPDATE SET until = EXCLUDED.until, by = EXCLUDED.by,
+    reason = EXCLUDED.reason, account_name = EXCLUDED.account_name, ended_at = NULL,
+    ended_by = NULL;
+  UPDATE contact_handoffs h SET ended_at = now(), ended_by = n.handoff_by
+  FROM after_rows n JOIN before_rows o ON o.id = n.id
+  WHERE h.contact_id = n.id AND h.since = o.handoff_since
+    AND o.handoff_until IS NOT NULL AND n.handoff_until IS NULL;
   RETURN NULL;
 END $$`,
   ),

@@ -6,7 +6,13 @@ import { contactOrder, lockContactKeys } from '../database/lock-order.js';
 import { epochMicros, prepared, rows } from '../database/sql.js';
 import type { IdentityChange, IdentityRow } from './contact-identity.js';
 import type { PersonRef } from '../accounts/account.types.js';
-import type { Contact, ContactKeys, ContactState, HandoffBy } from './contact.types.js';
+import type {
+  Contact,
+  ContactKeys,
+  ContactState,
+  HandoffBy,
+  HandoffRecord,
+} from './contact.types.js';
 
 /** GET /contacts' `state` filters, over contacts `c` (as ContactDto tells them). */
 const STATE_CONDITION: Record<ContactState, string> = {
@@ -217,6 +223,16 @@ export class ContactStore {
   /** Contacts by id (those gone are left out): what a live stream says changed. */
   contactsByIds(ids: string[]): Promise<Contact[]> {
     return rows<Contact>(this.db, 'SELECT * FROM contacts WHERE id = ANY($1::uuid[])', [ids]);
+  }
+
+  /** A contact's latest handoffs (one per pause), newest first. */
+  handoffHistory(contactId: string, limit: number): Promise<HandoffRecord[]> {
+    return rows<HandoffRecord>(
+      this.db,
+      `SELECT since, until, by, reason, account_name, ended_at, ended_by FROM contact_handoffs
+       WHERE contact_id = $1 ORDER BY since DESC LIMIT $2`,
+      [contactId, limit],
+    );
   }
 
   /**

@@ -60,3 +60,15 @@ export type ContactKeys = Pick<
 /** The states GET /contacts filters by (`state`). */
 export const CONTACT_STATES = ['waiting', 'paused', 'agent', 'window_open', 'opted_out'] as const;
 export type ContactState = (typeof CONTACT_STATES)[number];
+
+/** One pause of a contact's handoff history (contact_handoffs). */
+export interface HandoffRecord {
+  since: Date;
+  until: Date | null;
+  by: HandoffBy | null;
+  reason: string | null;
+  account_name: string | null;
+  /** When it was ended before its time, and by whom (null: it ran out, or runs now). */
+  ended_at: Date | null;
+  ended_by: HandoffBy | null;
+}

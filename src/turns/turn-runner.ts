@@ -19,6 +19,7 @@ import { AgentSlots, type AgentSlot } from '../agent/agent-slots.js';
 import {
   buildAgentRequest,
   contactState,
+  HANDOFF_HISTORY,
   contextMessage,
   unknownContactState,
   type AgentAnswering,
@@ -176,15 +177,16 @@ export class TurnRunner {
     turn: ActiveTurn,
     keys: ContactKeys,
   ): Promise<{ context: AgentContextMessage[]; contactState: AgentContactState }> {
-    const [context, [contact]] = await Promise.all([
+    const [context, [contact], handoffs] = await Promise.all([
       this.messages.contextBefore(turn.contact_id, turn.id, this.config.AGENT_CONTEXT_MESSAGES),
       this.contacts.contactsByIds([turn.contact_id]),
+      this.contacts.handoffHistory(turn.contact_id, HANDOFF_HISTORY),
     ]);
     return {
       context: context.map((message) =>
         contextMessage(message, (mediaId) => this.mediaLinks.url(turn.instance_id, mediaId)),
       ),
-      contactState: contact ? contactState(contact) : unknownContactState(keys),
+      contactState: contact ? contactState(contact, handoffs) : unknownContactState(keys),
     };
   }
 

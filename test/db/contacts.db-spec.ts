@@ -1306,6 +1306,39 @@ describe('mc_merge_contacts', () => {
 });
 
 describe('mc_contacts_handoff', () => {
+  it("keeps each pause in the contact's history (ContactStore.handoffHistory): extended in place, ended by whom", async () => {
+    const instanceId = await insertInstance(context.db);
+    const id = await newContact(instanceId, { waId: '5511900000161' });
+    const first = (await store.startHandoff(id, FUTURE, 'a complaint', 'api'))!;
+    // The same pause changed: still one row.
+    await store.startHandoff(id, new Date(FUTURE.getTime() + 1000), 'a complaint', 'api');
+    await store.endHandoff(id, 'admin', false, []);
+    const second = (await store.startHandoff(id, FUTURE, 'a refund', 'admin'))!;
+    expect(second.handoff_since!.getTime()).toBeGreaterThan(first.handoff_since!.getTime());
+
+    expect(await store.handoffHistory(id, 5)).toEqual([
+      {
+        since: second.handoff_since,
+        until: FUTURE,
+        by: 'admin',
+        reason: 'a refund',
+        account_name: null,
+        ended_at: null,
+        ended_by: null,
+      },
+      {
+        since: first.handoff_since,
+        until: new Date(FUTURE.getTime() + 1000),
+        by: 'api',
+        reason: 'a complaint',
+        account_name: null,
+        ended_at: expect.any(Date),
+        ended_by: 'admin',
+      },
+    ]);
+    expect(await store.handoffHistory(id, 1)).toHaveLength(1);
+  });
+
   it('writes a contact.handoff event on the contact lane as a pause starts and ends', async () => {
     const instanceId = await insertInstance(context.db);
     await insertSubscription(context.db, instanceId, ['contact.handoff']);

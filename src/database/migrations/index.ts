@@ -36,6 +36,8 @@ import { HistoryImports1795701809287 } from './1795701809287-history-imports.js'
 import { TemplateChanges1795684767652 } from './1795684767652-template-changes.js';
 import { CampaignEvents1795685817560 } from './1795685817560-campaign-events.js';
 import { HistoryEvents1795701819995 } from './1795701819995-history-events.js';
+import { HandoffHistory1795707165946 } from './1795707165946-handoff-history.js';
+import { HandoffHistoryTrigger1795707174253 } from './1795707174253-handoff-history-trigger.js';
 
 /**
  * Every migration, oldest first (`npm run sql:migration` appends the ones it writes).
@@ -81,4 +83,6 @@ export const MIGRATIONS = [
   PhoneContacts1795701618804,
   HistoryImports1795701809287,
   HistoryEvents1795701819995,
+  HandoffHistory1795707165946,
+  HandoffHistoryTrigger1795707174253,
 ];
