@@ -732,12 +732,14 @@ export function simulateUserPreference(
   customer: SimulatedCustomer,
   value: 'stop' | 'resume',
   timestamp = Math.floor(Date.now() / 1000),
+  /** The customer's profile name, as the delivery's `contacts` gives it. */
+  name = 'Cliente',
 ): Promise<number> {
   const key = typeof customer === 'string' ? { wa_id: customer } : { user_id: customer.userId };
   return deliverSigned(
     target,
     envelope(target, 'user_preferences', {
-      contacts: [{ profile: { name: 'Cliente' }, ...key }],
+      contacts: [{ profile: { name }, ...key }],
       user_preferences: [
         {
           ...key,

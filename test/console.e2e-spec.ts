@@ -8,7 +8,9 @@ import {
   envelope,
   MEDIA_CONTENT,
   type WebhookTarget,
+  simulatePhoneContacts,
   simulateStatus,
+  simulateUserPreference,
 } from './support/fake-platform.js';
 import {
   ADMIN_PASSWORD,
@@ -313,6 +315,23 @@ describe('The console in a browser: log in, the live inbox, take over and answer
       await contactRow(page, /Customer 0003/)
         .getByText('Opted out')
         .waitFor();
+
+      // The customer stops marketing messages in the app, and the owner's phone book
+      // names them: the open screen shows both as they happen.
+      await contactRow(page, /Customer 0002/).click();
+      const stopAt = Math.floor(Date.now() / 1000);
+      expect(
+        await simulateUserPreference(target(), '5511955550002', 'stop', stopAt, 'Customer 0002'),
+      ).toBe(200);
+      await contactRow(page, /Customer 0002/)
+        .getByText('No marketing')
+        .waitFor({ timeout: SHOWN_MS });
+      expect(
+        await simulatePhoneContacts(target(), [
+          { phoneNumber: '5511955550002', fullName: 'Dona Rosa' },
+        ]),
+      ).toBe(200);
+      await page.getByText('In the phone book as Dona Rosa').waitFor({ timeout: SHOWN_MS });
     },
     BROWSER_TEST_MS,
   );

@@ -245,7 +245,7 @@ BEGIN
   RETURN NULL;
 END $$`,
   ),
-  // What the inbox shows of a contact changed (its pause, opt-out, name or keys): the live
+  // What the inbox shows of a contact changed (its pause, opt-outs, names or keys): the live
   // streams hear of it. A new message or send is heard of through its message.
   sqlFunction(
     'mc_contacts_live',
@@ -260,6 +260,8 @@ BEGIN
        OR o.handoff_by IS DISTINCT FROM n.handoff_by
        OR o.handoff_account_name IS DISTINCT FROM n.handoff_account_name
        OR o.opted_out_at IS DISTINCT FROM n.opted_out_at OR o.name IS DISTINCT FROM n.name
+       OR o.marketing_opted_out_at IS DISTINCT FROM n.marketing_opted_out_at
+       OR o.phone_name IS DISTINCT FROM n.phone_name
        OR o.wa_id IS DISTINCT FROM n.wa_id OR o.user_id IS DISTINCT FROM n.user_id
        OR o.read_seq IS DISTINCT FROM n.read_seq;
   END IF;

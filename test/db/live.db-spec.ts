@@ -184,7 +184,7 @@ describe('mc_live_notify', () => {
 });
 
 describe('mc_contacts_live', () => {
-  it('notifies a change the inbox shows (pause, opt-out, name, read mark), not a new last message time', async () => {
+  it('notifies a change the inbox shows (pause, opt-outs, names, read mark), not a new last message time', async () => {
     const instanceId = await insertInstance(context.db);
     await watch(instanceId);
     const contacts = new ContactStore(context.source);
@@ -201,6 +201,14 @@ describe('mc_contacts_live', () => {
       context.db.query(`UPDATE contacts SET name = 'Rita' WHERE id = $1`, [id]),
     );
     expect(renamed).toHaveLength(1);
+    const stoppedMarketing = await heardAfter(() =>
+      contacts.setMarketingPreference(instanceId, '5511900000301', true, new Date()),
+    );
+    expect(stoppedMarketing).toEqual([{ k: 'contact', i: instanceId, ids: [id] }]);
+    const inTheBook = await heardAfter(() =>
+      contacts.setPhoneNames(instanceId, [{ waId: '5511900000301', name: 'Rita (agenda)' }]),
+    );
+    expect(inTheBook).toHaveLength(1);
     const wamid = `wamid.${randomUUID()}`;
     // (its own notice is heard here, not with the read below)
     await heardAfter(() =>

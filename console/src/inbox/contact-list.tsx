@@ -51,6 +51,11 @@ function Row({ contact }: { contact: Contact }) {
           ) : (
             <span class="badge closed">{t('contacts.windowClosed')}</span>
           )}
+          {contact.marketing_opted_out_at && (
+            <span class="badge opted-out" title={t('contacts.marketingOptedOutHint')}>
+              {t('contacts.marketingOptedOut')}
+            </span>
+          )}
         </span>
         {contact.last_message && (
           <span class="last">

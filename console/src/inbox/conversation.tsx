@@ -122,6 +122,9 @@ export function Conversation({ contact }: { contact: Contact }) {
         </button>
         <h2 id="conversation-title">{contact.name ?? key}</h2>
         <span class="muted">{contact.name ? key : ''}</span>
+        {contact.phone_name && contact.phone_name !== contact.name && (
+          <span class="muted">{t('conversation.phoneName', { name: contact.phone_name })}</span>
+        )}
         <Handoff contact={contact} />
       </header>
       <ol

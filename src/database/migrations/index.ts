@@ -38,6 +38,7 @@ import { CampaignEvents1795685817560 } from './1795685817560-campaign-events.js'
 import { HistoryEvents1795701819995 } from './1795701819995-history-events.js';
 import { HandoffHistory1795707165946 } from './1795707165946-handoff-history.js';
 import { HandoffHistoryTrigger1795707174253 } from './1795707174253-handoff-history-trigger.js';
+import { LiveContactMarketing1795707742197 } from './1795707742197-live-contact-marketing.js';
 
 /**
  * Every migration, oldest first (`npm run sql:migration` appends the ones it writes).
@@ -85,4 +86,5 @@ export const MIGRATIONS = [
   HistoryEvents1795701819995,
   HandoffHistory1795707165946,
   HandoffHistoryTrigger1795707174253,
+  LiveContactMarketing1795707742197,
 ];
