@@ -810,7 +810,13 @@ export function simulateEcho(
 /** The owner's phone address book changed (`smb_app_state_sync`): numbers added (with a name) or removed. */
 export function simulatePhoneContacts(
   target: WebhookTarget,
-  entries: Array<{ phoneNumber: string; fullName?: string; action?: 'add' | 'remove' }>,
+  entries: Array<{
+    phoneNumber: string;
+    fullName?: string;
+    action?: 'add' | 'remove';
+    /** The entry's time (epoch seconds; now by default). */
+    timestamp?: number;
+  }>,
 ): Promise<number> {
   return deliverSigned(
     target,
@@ -823,7 +829,7 @@ export function simulatePhoneContacts(
           phone_number: entry.phoneNumber,
         },
         action: entry.action ?? 'add',
-        metadata: { timestamp: String(Math.floor(Date.now() / 1000)) },
+        metadata: { timestamp: String(entry.timestamp ?? Math.floor(Date.now() / 1000)) },
       })),
     }),
   );

@@ -251,15 +251,28 @@ describe('coexistence: the phone app beside the API', () => {
       name: 'Maria (perfil)',
       phone_name: 'Maria Souza',
     });
-    // The book renames João (its own name); removing him keeps the name shown.
+    // The book renames João (its own name); the older entry delivered again changes
+    // nothing; removing him keeps the name shown.
+    const renamedAt = Math.floor(Date.now() / 1000) + 1;
     expect(
       await simulatePhoneContacts(target(), [
-        { phoneNumber: '5511977770011', fullName: 'João Silva' },
+        { phoneNumber: '5511977770011', fullName: 'João Silva', timestamp: renamedAt },
       ]),
     ).toBe(200);
     await waitFor(async () => (await contact('5511977770011'))?.name === 'João Silva', 10_000);
     expect(
-      await simulatePhoneContacts(target(), [{ phoneNumber: '5511977770011', action: 'remove' }]),
+      await simulatePhoneContacts(target(), [
+        { phoneNumber: '5511977770011', fullName: 'João Lima', timestamp: renamedAt - 60 },
+        { phoneNumber: '5511977770012', fullName: 'Marcador', timestamp: renamedAt },
+      ]),
+    ).toBe(200);
+    // Once the delivery's other entry is applied, so was the old one.
+    await waitFor(async () => (await contact('5511977770012'))?.name === 'Marcador', 10_000);
+    expect((await contact('5511977770011'))?.name).toBe('João Silva');
+    expect(
+      await simulatePhoneContacts(target(), [
+        { phoneNumber: '5511977770011', action: 'remove', timestamp: renamedAt + 1 },
+      ]),
     ).toBe(200);
     await waitFor(async () => (await contact('5511977770011'))?.phone_name === null, 10_000);
     expect((await contact('5511977770011'))?.name).toBe('João Silva');

@@ -328,34 +328,45 @@ export class ContactStore {
 
   /**
    * The owner's phone address book (coexistence): each number's name there
-   * (null: removed from it). It becomes the contact's name only while the
-   * name is none or the phone's own: what the customer's profile says stays.
-   * Contacts must exist (the caller resolves them first).
+   * (null: removed from it) at the entry's time. It becomes the contact's
+   * name only while the name is none or the phone's own: what the customer's
+   * profile says stays. An entry older than the last one applied changes
+   * nothing (re-delivered webhooks). Contacts must exist (the caller
+   * resolves them first).
    */
   async setPhoneNames(
     instanceId: string,
-    entries: Array<{ waId: string; name: string | null }>,
+    entries: Array<{ waId: string; name: string | null; at: Date }>,
   ): Promise<number> {
     if (entries.length === 0) return 0;
     const changed = await rows<{ id: string }>(
       this.db,
       // Several contacts: locked in the one order first (database/lock-order.ts).
       `WITH e AS (
-         SELECT DISTINCT ON (wa_id) wa_id, name
-         FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS x(wa_id, name, n)
-         ORDER BY wa_id, n DESC
+         SELECT DISTINCT ON (wa_id) wa_id, name, at
+         FROM unnest($2::text[], $3::text[], $4::timestamptz[]) WITH ORDINALITY AS x(wa_id, name, at, n)
+         ORDER BY wa_id, at DESC, n DESC
        ), locked AS MATERIALIZED (
-         SELECT c.id, e.name FROM contacts c JOIN e ON c.wa_id = e.wa_id
-         WHERE c.instance_id = $1 AND c.phone_name IS DISTINCT FROM e.name
+         SELECT c.id, e.name, e.at FROM contacts c JOIN e ON c.wa_id = e.wa_id
+         WHERE c.instance_id = $1 AND (c.phone_name_at IS NULL OR c.phone_name_at <= e.at)
+           AND (c.phone_name IS DISTINCT FROM e.name OR c.phone_name_at IS DISTINCT FROM e.at)
          ORDER BY ${contactOrder('c')} FOR NO KEY UPDATE OF c
        )
-       UPDATE contacts c SET phone_name = locked.name, updated_at = now(),
+       UPDATE contacts c SET phone_name = locked.name, phone_name_at = locked.at,
+         updated_at = now(),
          name = CASE WHEN locked.name IS NOT NULL
            AND (c.name IS NULL OR c.name IS NOT DISTINCT FROM c.phone_name) THEN locked.name
            ELSE c.name END
        FROM locked WHERE c.id = locked.id
+         -- Checked again on the row as locked: a newer entry may have come meanwhile.
+         AND (c.phone_name_at IS NULL OR c.phone_name_at <= locked.at)
        RETURNING c.id`,
-      [instanceId, entries.map((e) => e.waId), entries.map((e) => e.name)],
+      [
+        instanceId,
+        entries.map((e) => e.waId),
+        entries.map((e) => e.name),
+        entries.map((e) => e.at.toISOString()),
+      ],
     );
     return changed.length;
   }

@@ -37,6 +37,8 @@ export interface Contact {
   marketing_pref_at: Date | null;
   /** The name in the owner's phone address book (coexistence), apart from the profile's. */
   phone_name: string | null;
+  /** The time of the phone book entry that last set phone_name. */
+  phone_name_at: Date | null;
   /** Where a person last read its conversation: the stored position (stored_tx, seq) of the newest message they saw. */
   read_tx: string | null;
   read_seq: string | null;

@@ -580,35 +580,28 @@ export class InboundService implements DeliveryHandler {
   private async syncPhoneContacts(value: MessagesValue): Promise<void> {
     const instance = await this.instanceOf(value);
     if (!instance?.is_active) return;
+    const now = new Date();
     const entries = array(value.state_sync).flatMap((entry) => {
-      const waId = fitText(entry?.contact?.phone_number, 32)?.replace(/\D/g, '');
-      if (entry?.type !== 'contact' || !waId) return [];
+      const waId = digits(entry?.contact?.phone_number);
+      if (entry?.type !== 'contact' || !waId || waId.length > 32) return [];
       const removed = entry.action === 'remove';
       const name = removed
         ? null
         : (fitText(entry.contact?.full_name, 256) ??
           fitText(entry.contact?.first_name, 256) ??
           null);
-      return [{ waId, name, removed }];
+      return [{ waId, name, removed, at: messageTime(entry.metadata?.timestamp, now) }];
     });
     const added = entries.filter((entry) => !entry.removed);
     if (added.length > 0) {
       await this.contacts.resolveContacts(
         instance.id,
-        added.map((entry) => ({
-          key: entry.waId,
-          waId: entry.waId,
-          userId: null,
-          parentUserId: null,
-          username: null,
-          name: null,
-          lastInboundAt: null,
-        })),
+        added.map(({ waId }) => bareIdentity({ waId, userId: null })),
       );
     }
     await this.contacts.setPhoneNames(
       instance.id,
-      entries.map(({ waId, name }) => ({ waId, name })),
+      entries.map(({ waId, name, at }) => ({ waId, name, at })),
     );
   }
 

@@ -258,32 +258,43 @@ describe('ContactStore', () => {
   describe('setPhoneNames', () => {
     it("keeps the phone book's name apart, and shows it only while the name is none or the book's own", async () => {
       const instanceId = await insertInstance(context.db);
+      const at = (seconds: number) => new Date(Date.UTC(2026, 10, 1, 0, 0, seconds));
       const [profiled, unnamed] = [
         await newContact(instanceId, { waId: '5511900000501', name: 'Maria (perfil)' }),
         await newContact(instanceId, { waId: '5511900000502' }),
       ];
       expect(
         await store.setPhoneNames(instanceId, [
-          { waId: '5511900000501', name: 'Maria Souza' },
-          { waId: '5511900000502', name: 'João Lima' },
-          { waId: '5511900000502', name: 'João Silva' },
-          { waId: '5511900000599', name: 'Nobody' },
+          { waId: '5511900000501', name: 'Maria Souza', at: at(1) },
+          { waId: '5511900000502', name: 'João Lima', at: at(1) },
+          { waId: '5511900000502', name: 'João Silva', at: at(2) },
+          { waId: '5511900000599', name: 'Nobody', at: at(1) },
         ]),
       ).toBe(2);
       expect(await contact(profiled)).toMatchObject({
         name: 'Maria (perfil)',
         phone_name: 'Maria Souza',
       });
-      // The last entry for a number wins.
+      // The latest entry for a number wins.
       expect(await contact(unnamed)).toMatchObject({
         name: 'João Silva',
         phone_name: 'João Silva',
+        phone_name_at: at(2),
       });
-      // The same again changes nothing; removed from the book, the name stays.
+      // The same again changes nothing, nor does an older entry delivered again.
       expect(
-        await store.setPhoneNames(instanceId, [{ waId: '5511900000502', name: 'João Silva' }]),
+        await store.setPhoneNames(instanceId, [
+          { waId: '5511900000502', name: 'João Silva', at: at(2) },
+        ]),
       ).toBe(0);
-      await store.setPhoneNames(instanceId, [{ waId: '5511900000502', name: null }]);
+      expect(
+        await store.setPhoneNames(instanceId, [
+          { waId: '5511900000502', name: 'João Lima', at: at(1) },
+        ]),
+      ).toBe(0);
+      expect(await contact(unnamed)).toMatchObject({ name: 'João Silva' });
+      // Removed from the book later: the name stays.
+      await store.setPhoneNames(instanceId, [{ waId: '5511900000502', name: null, at: at(3) }]);
       expect(await contact(unnamed)).toMatchObject({ name: 'João Silva', phone_name: null });
     });
   });

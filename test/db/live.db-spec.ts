@@ -206,7 +206,9 @@ describe('mc_contacts_live', () => {
     );
     expect(stoppedMarketing).toEqual([{ k: 'contact', i: instanceId, ids: [id] }]);
     const inTheBook = await heardAfter(() =>
-      contacts.setPhoneNames(instanceId, [{ waId: '5511900000301', name: 'Rita (agenda)' }]),
+      contacts.setPhoneNames(instanceId, [
+        { waId: '5511900000301', name: 'Rita (agenda)', at: new Date() },
+      ]),
     );
     expect(inTheBook).toHaveLength(1);
     const wamid = `wamid.${randomUUID()}`;

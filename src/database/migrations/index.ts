@@ -39,6 +39,7 @@ import { HistoryEvents1795701819995 } from './1795701819995-history-events.js';
 import { HandoffHistory1795707165946 } from './1795707165946-handoff-history.js';
 import { HandoffHistoryTrigger1795707174253 } from './1795707174253-handoff-history-trigger.js';
 import { LiveContactMarketing1795707742197 } from './1795707742197-live-contact-marketing.js';
+import { PhoneNameTime1795707994000 } from './1795707994000-phone-name-time.js';
 
 /**
  * Every migration, oldest first (`npm run sql:migration` appends the ones it writes).
@@ -87,4 +88,5 @@ export const MIGRATIONS = [
   HandoffHistory1795707165946,
   HandoffHistoryTrigger1795707174253,
   LiveContactMarketing1795707742197,
+  PhoneNameTime1795707994000,
 ];
