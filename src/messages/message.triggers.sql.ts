@@ -88,7 +88,12 @@ BEGIN
   END IF;
   IF EXISTS (SELECT 1 FROM live_listeners) THEN
     PERFORM mc_live_notify('message', array_agg(instance_id ORDER BY seq), array_agg(id ORDER BY seq))
-    FROM added;
+    FROM added WHERE NOT imported;
+    -- Imported history (thousands of messages): each contact it reached, once, not each message.
+    PERFORM mc_live_notify('contact', array_agg(h.instance_id ORDER BY h.contact_id),
+      array_agg(h.contact_id ORDER BY h.contact_id))
+    FROM (SELECT DISTINCT instance_id, contact_id FROM added
+          WHERE imported AND contact_id IS NOT NULL) h;
   END IF;
   RETURN NULL;
 END $$`,

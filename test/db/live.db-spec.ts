@@ -183,6 +183,51 @@ describe('mc_live_notify', () => {
   });
 });
 
+describe('mc_messages_inserted (live)', () => {
+  it('tells imported history as its contacts, once each, and a live message as itself', async () => {
+    const instanceId = await insertInstance(context.db);
+    await watch(instanceId);
+    const [ana, bia] = [
+      await insertContact(context.db, instanceId, { waId: '5511900000311' }),
+      await insertContact(context.db, instanceId, { waId: '5511900000312' }),
+    ];
+    const messages = new MessageStore(context.source);
+    const imported = (contactId: string, contact: string, n: number) =>
+      Array.from({ length: n }, (_, k) => ({
+        wamid: `wamid.${randomUUID()}`,
+        direction: k % 2 === 0 ? ('inbound' as const) : ('outbound' as const),
+        contact,
+        contactId,
+        type: 'text',
+        body: { text: { body: `old ${k}` } },
+        status: 'read',
+        sentAt: new Date(Date.now() - 86_400_000 + k * 1000),
+      }));
+    const history = await heardAfter(() =>
+      messages.insertImported(instanceId, [
+        ...imported(ana, '5511900000311', 30),
+        ...imported(bia, '5511900000312', 30),
+      ]),
+    );
+    expect(history).toEqual([{ k: 'contact', i: instanceId, ids: [ana, bia].sort() }]);
+    const live = await heardAfter(() =>
+      messages.insertOutbound([
+        {
+          instanceId,
+          address: '5511900000311',
+          byNumber: true,
+          contactId: ana,
+          sentBy: 'api',
+          type: 'text',
+          body: { text: { body: 'Oi' } },
+          wamid: `wamid.${randomUUID()}`,
+        },
+      ]),
+    );
+    expect(live).toEqual([{ k: 'message', i: instanceId, ids: [expect.any(String)] }]);
+  });
+});
+
 describe('mc_contacts_live', () => {
   it('notifies a change the inbox shows (pause, opt-outs, names, read mark), not a new last message time', async () => {
     const instanceId = await insertInstance(context.db);

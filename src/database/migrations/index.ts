@@ -40,6 +40,7 @@ import { HandoffHistory1795707165946 } from './1795707165946-handoff-history.js'
 import { HandoffHistoryTrigger1795707174253 } from './1795707174253-handoff-history-trigger.js';
 import { LiveContactMarketing1795707742197 } from './1795707742197-live-contact-marketing.js';
 import { PhoneNameTime1795707994000 } from './1795707994000-phone-name-time.js';
+import { ImportedHistoryLive1795708065124 } from './1795708065124-imported-history-live.js';
 
 /**
  * Every migration, oldest first (`npm run sql:migration` appends the ones it writes).
@@ -89,4 +90,5 @@ export const MIGRATIONS = [
   HandoffHistoryTrigger1795707174253,
   LiveContactMarketing1795707742197,
   PhoneNameTime1795707994000,
+  ImportedHistoryLive1795708065124,
 ];
