@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { isoFromEpochMicros } from '../common/epoch-micros.js';
-import { epochMicros, prepared, rows } from '../database/sql.js';
+import { epochMicros, prepared, rows, type Queryable } from '../database/sql.js';
 import type { InboundMessage } from '../platform/webhook-payload.js';
 import type { PersonRef } from '../accounts/account.types.js';
 import {
@@ -268,10 +268,12 @@ export class MessageStore implements ContactSummaries {
       status: string;
       sentAt: Date;
     }>,
+    /** A transaction's manager (HistoryStore.importChunk's), else the data source. */
+    db: Queryable = this.db,
   ): Promise<number> {
     if (messages.length === 0) return 0;
     const inserted = await rows<{ wamid: string }>(
-      this.db,
+      db,
       `INSERT INTO messages (instance_id, wamid, direction, contact, contact_id, type, body,
          status, sent_by, created_at, received_at, awaiting_turn, imported)
        SELECT $1, m.wamid, m.direction, m.contact, m.contact_id, m.type, m.body, m.status,

@@ -655,9 +655,18 @@ export class InboundService implements DeliveryHandler {
           ];
         }),
       );
-      let stored: number;
+      const meta = chunk?.metadata ?? {};
       try {
-        stored = await this.messages.insertImported(instance.id, rows);
+        await this.history.importChunk(
+          instance.id,
+          {
+            phase: wholeNumber(meta.phase),
+            chunkOrder: wholeNumber(meta.chunk_order),
+            progress: wholeNumber(meta.progress),
+            messages: rows.length,
+          },
+          (manager) => this.messages.insertImported(instance.id, rows, manager),
+        );
       } catch (error) {
         // A chunk PostgreSQL refuses (a value it cannot hold) costs only itself.
         if (!isDataError(error)) throw error;
@@ -665,16 +674,7 @@ export class InboundService implements DeliveryHandler {
           { instanceId: instance.id, err: (error as Error).message },
           'a history chunk skipped: PostgreSQL refused it',
         );
-        continue;
       }
-      const meta = chunk?.metadata ?? {};
-      await this.history.record(instance.id, {
-        phase: wholeNumber(meta.phase),
-        chunkOrder: wholeNumber(meta.chunk_order),
-        progress: wholeNumber(meta.progress),
-        messages: rows.length,
-        stored,
-      });
     }
   }
 

@@ -117,13 +117,11 @@ describe('events the triggers write', () => {
     await campaigns.transition(campaign.id, ['draft'], 'running');
     await campaigns.transition(campaign.id, ['running'], 'completed');
     // history.imported
-    await new HistoryStore(context.source).record(instanceId, {
-      phase: 0,
-      chunkOrder: 1,
-      progress: 100,
-      messages: 2,
-      stored: 2,
-    });
+    await new HistoryStore(context.source).importChunk(
+      instanceId,
+      { phase: 0, chunkOrder: 1, progress: 100, messages: 2 },
+      () => Promise.resolve(2),
+    );
     // ping
     await events.ping((await events.find(subscriptionId))!);
 
