@@ -6,6 +6,8 @@
  * 0. an instance's contact keys (an advisory lock, `lockContactKeys`): taken
  *    by whatever may link, merge or move a contact's keys (a number or user-id
  *    change, an identity whose keys sit on two rows), before any contact row;
+ *    and a history chunk's (`HistoryStore.importChunk`), taken by its imports
+ *    only, before its messages;
  * 1. `contacts` rows, by ascending `id`: all that a statement will write,
  *    before anything below (`mc_lock_contacts`, which the message triggers
  *    call first, and the contact statements' ORDER BY);
