@@ -48,6 +48,19 @@ describe('MediaLinks', () => {
     expect(media.verify(`${payload}.${signature}.x`, now)).toBe('invalid');
   });
 
+  it('opens a link signed before a key rotation while the old key is among ENCRYPTION_PREVIOUS_KEYS', () => {
+    const link = { instanceId: 'i', mediaId: 'm', expires: now / 1000 + 60 };
+    const before = links().sign(link);
+    const rotated = links({ ENCRYPTION_KEY: 'b'.repeat(64), ENCRYPTION_PREVIOUS_KEYS: KEY });
+    expect(rotated.verify(before, now)).toEqual(link);
+    // New links are signed with the new key only.
+    const after = rotated.sign(link);
+    expect(links({ ENCRYPTION_KEY: 'b'.repeat(64) }).verify(after, now)).toEqual(link);
+    expect(links().verify(after, now)).toBe('invalid');
+    // The old key removed: the old link opens no more.
+    expect(links({ ENCRYPTION_KEY: 'b'.repeat(64) }).verify(before, now)).toBe('invalid');
+  });
+
   it('is used once', async () => {
     const media = links();
     const link = { instanceId: 'i', mediaId: 'm', expires: now / 1000 + 60 };

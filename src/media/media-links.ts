@@ -19,20 +19,24 @@ export type MediaLinkRefusal = 'invalid' | 'expired' | 'used';
  * Short-lived signed URLs to media, for the agent: the platform's own media
  * URLs expire and need the number's token, which the agent must never hold.
  * A link names the instance, the media id and its expiry, signed with a key
- * derived from ENCRYPTION_KEY; it downloads once (Redis remembers its use
- * until it expires).
+ * derived from ENCRYPTION_KEY (one signed before a rotation still opens
+ * while its key is in ENCRYPTION_PREVIOUS_KEYS); it downloads once (Redis
+ * remembers its use until it expires).
  */
 @Injectable()
 export class MediaLinks {
-  private readonly key: Buffer;
+  /** The signing key, then those of ENCRYPTION_PREVIOUS_KEYS (links signed before a rotation). */
+  private readonly keys: Buffer[];
 
   constructor(
     private readonly config: AppConfig,
     @Inject(REDIS_CLIENT) private readonly redis: Redis,
   ) {
-    const secret = decodeEncryptionKey(config.ENCRYPTION_KEY) ?? Buffer.from(config.ENCRYPTION_KEY);
-    // A key of its own: a link's signature says nothing of the encryption key.
-    this.key = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'media-links', 32));
+    this.keys = [config.ENCRYPTION_KEY, ...config.ENCRYPTION_PREVIOUS_KEYS].map((encoded) => {
+      const secret = decodeEncryptionKey(encoded) ?? Buffer.from(encoded);
+      // A key of its own: a link's signature says nothing of the encryption key.
+      return Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'media-links', 32));
+    });
   }
 
   /** The URL of a media id for the agent; null when PUBLIC_URL is not set. */
@@ -60,9 +64,12 @@ export class MediaLinks {
   verify(token: string, now = Date.now()): MediaLink | MediaLinkRefusal {
     const [payload, signature, extra] = token.split('.');
     if (!payload || !signature || extra !== undefined) return 'invalid';
-    const expected = Buffer.from(this.signature(payload));
     const given = Buffer.from(signature);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'invalid';
+    const signedBy = this.keys.find((key) => {
+      const expected = Buffer.from(this.signature(payload, key));
+      return given.length === expected.length && timingSafeEqual(given, expected);
+    });
+    if (!signedBy) return 'invalid';
     let parsed: unknown;
     try {
       parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
@@ -101,7 +108,7 @@ export class MediaLinks {
     return `${this.config.REDIS_PREFIX}:media-link:${token.split('.')[1]}`;
   }
 
-  private signature(payload: string): string {
-    return createHmac('sha256', this.key).update(payload).digest('base64url');
+  private signature(payload: string, key = this.keys[0]): string {
+    return createHmac('sha256', key).update(payload).digest('base64url');
   }
 }
