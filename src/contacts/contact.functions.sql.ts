@@ -206,6 +206,27 @@ END
 $$`,
   ),
 
+  // What a contact last did, kept on the row for the list's order (GET /contacts): its last
+  // message either way, or its imported history's latest; one with none (named only by the
+  // phone book or a preference) has the epoch, so it lists last, not first by its creation.
+  sqlFunction(
+    'mc_contact_activity',
+    `
+CREATE OR REPLACE FUNCTION mc_contact_activity() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.last_activity_at := COALESCE(
+    GREATEST(NEW.last_inbound_at, NEW.last_outbound_at, NEW.last_imported_at), 'epoch');
+  RETURN NEW;
+END $$`,
+  ),
+  sqlTrigger(
+    'tr_contact_activity',
+    'contacts',
+    `
+CREATE TRIGGER tr_contact_activity
+BEFORE INSERT OR UPDATE OF last_inbound_at, last_outbound_at, last_imported_at ON contacts
+FOR EACH ROW EXECUTE FUNCTION mc_contact_activity()`,
+  ),
   // A pause started, changed or ended: its contact.handoff event, a statement at a time so
   // that the events of several contacts (the timer ending pauses, a person's sends) reach
   // their lanes in the lock order, not a row at a time; and the contact's handoff history.

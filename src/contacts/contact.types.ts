@@ -18,7 +18,9 @@ export interface Contact {
   previous_user_ids: string[];
   /** When the last send to it was recorded. */
   last_outbound_at: Date | null;
-  /** The later of the last inbound and outbound times (its creation when neither). */
+  /** The latest imported history message (coexistence): dates the activity, not the window. */
+  last_imported_at: Date | null;
+  /** The latest of the three above (mc_contact_activity); the epoch when none. */
   last_activity_at: Date;
   /** While in the future, the agent is paused for this contact (a person took over). */
   handoff_until: Date | null;

@@ -60,13 +60,19 @@ CREATE OR REPLACE FUNCTION mc_messages_inserted() RETURNS trigger LANGUAGE plpgs
 BEGIN
   PERFORM mc_lock_contacts(ARRAY(
     SELECT contact_id FROM added
-    WHERE direction = 'outbound' AND contact_id IS NOT NULL AND type <> 'unknown'));
+    WHERE (direction = 'outbound' AND type <> 'unknown' OR imported) AND contact_id IS NOT NULL));
   UPDATE contacts c SET last_outbound_at = GREATEST(c.last_outbound_at, o.at)
   FROM (SELECT contact_id, max(created_at) AS at FROM added
         WHERE direction = 'outbound' AND contact_id IS NOT NULL AND type <> 'unknown'
           AND NOT imported
         GROUP BY contact_id) o
   WHERE c.id = o.contact_id;
+  -- Imported history dates the contact's activity (not its window, not its last send).
+  UPDATE contacts c SET last_imported_at = GREATEST(c.last_imported_at, h.at)
+  FROM (SELECT contact_id, max(created_at) AS at FROM added
+        WHERE imported AND contact_id IS NOT NULL
+        GROUP BY contact_id) h
+  WHERE c.id = h.contact_id AND h.at > COALESCE(c.last_imported_at, '-infinity');
   IF EXISTS (SELECT 1 FROM event_subscriptions) THEN
     INSERT INTO events (type, instance_id, lane, data)
     SELECT t.type, m.instance_id, mc_message_lane(m),

@@ -1448,3 +1448,54 @@ describe('mc_contacts_handoff', () => {
     expect(await contact(other)).toMatchObject({ handoff_until: FUTURE });
   });
 });
+
+describe('mc_contact_activity', () => {
+  it('dates a contact by its last message either way or its imported history; one with none lists last', async () => {
+    const instanceId = await insertInstance(context.db);
+    const messages = new MessageStore(context.source);
+    const [talked, imported, booked] = [
+      await newContact(instanceId, { waId: '5511900000401' }),
+      await newContact(instanceId, { waId: '5511900000402' }),
+      await newContact(instanceId, { waId: '5511900000403' }),
+    ];
+    await context.db.query(
+      `UPDATE contacts SET last_inbound_at = '2026-11-20T10:00:00Z' WHERE id = $1`,
+      [talked],
+    );
+    await messages.insertImported(instanceId, [
+      {
+        wamid: `wamid.${randomUUID()}`,
+        direction: 'inbound',
+        contact: '5511900000402',
+        contactId: imported,
+        type: 'text',
+        body: { text: { body: 'from the phone' } },
+        status: 'received',
+        sentAt: new Date('2026-10-01T10:00:00Z'),
+      },
+    ]);
+    const listed = async () =>
+      (await store.listContacts(instanceId, undefined, null, 10)).map((c) => c.id);
+    // The phone book's contact, created last, with nothing said: last.
+    expect(await listed()).toEqual([talked, imported, booked]);
+    expect(await contact(imported)).toMatchObject({
+      last_imported_at: new Date('2026-10-01T10:00:00Z'),
+      last_inbound_at: null,
+      last_activity_at: new Date('2026-10-01T10:00:00Z'),
+    });
+    expect((await contact(booked))!.last_activity_at).toEqual(new Date(0));
+    // A send to the phone book's contact: now it is the latest.
+    await messages.insertOutbound([
+      {
+        instanceId,
+        address: '5511900000403',
+        byNumber: true,
+        sentBy: 'api',
+        type: 'text',
+        body: { text: { body: 'Oi' } },
+        wamid: `wamid.${randomUUID()}`,
+      },
+    ]);
+    expect(await listed()).toEqual([booked, talked, imported]);
+  });
+});

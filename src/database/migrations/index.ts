@@ -41,6 +41,8 @@ import { HandoffHistoryTrigger1795707174253 } from './1795707174253-handoff-hist
 import { LiveContactMarketing1795707742197 } from './1795707742197-live-contact-marketing.js';
 import { PhoneNameTime1795707994000 } from './1795707994000-phone-name-time.js';
 import { ImportedHistoryLive1795708065124 } from './1795708065124-imported-history-live.js';
+import { ContactActivity1795708304631 } from './1795708304631-contact-activity.js';
+import { ContactActivityTrigger1795708314826 } from './1795708314826-contact-activity-trigger.js';
 
 /**
  * Every migration, oldest first (`npm run sql:migration` appends the ones it writes).
@@ -91,4 +93,6 @@ export const MIGRATIONS = [
   LiveContactMarketing1795707742197,
   PhoneNameTime1795707994000,
   ImportedHistoryLive1795708065124,
+  ContactActivity1795708304631,
+  ContactActivityTrigger1795708314826,
 ];
