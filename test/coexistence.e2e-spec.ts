@@ -225,6 +225,29 @@ describe('coexistence: the phone app beside the API', () => {
     expect(times).toHaveLength(30);
     // Never faster than 20 a second: 29 gaps of at least 50 ms.
     expect(times[29] - times[0]).toBeGreaterThanOrEqual((29 / 20) * 1000 - 50);
+
+    // The number left the phone app: an admin says so, and it is paced at its own rate again.
+    const left = await http(context.service.url, 'PATCH', `/admin/instances/${instanceId}`, {
+      token: admin,
+      body: { coexistence: false },
+    });
+    expect(left.status).toBe(200);
+    const after = await http<{ coexistence: boolean; send_rate: number }>(
+      context.service.url,
+      'GET',
+      `/admin/instances/${instanceId}`,
+      { token: admin },
+    );
+    expect(after.body.coexistence).toBe(false);
+    expect(after.body.send_rate).toBeGreaterThan(20);
+    const refused = await http<{ code: string; details: unknown }>(
+      context.service.url,
+      'PATCH',
+      `/admin/instances/${instanceId}`,
+      { token: admin, body: { coexistence: 'no' } },
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.body.code).toBe('validation_failed');
   });
 
   it("names contacts from the phone's address book, never over what a customer's profile says", async () => {

@@ -35,6 +35,7 @@ const CHANGEABLE: ReadonlyArray<keyof InstanceChanges> = [
   'name',
   'send_rate',
   'marketing_messages',
+  'coexistence',
   'channel_account_id',
   'business_id',
   'platform_app_id',

@@ -140,6 +140,7 @@ export class InstancesService implements OnApplicationBootstrap {
     if (dto.business_id !== undefined) changes.business_id = dto.business_id;
     if (dto.platform_app_id !== undefined) changes.platform_app_id = dto.platform_app_id;
     if (dto.marketing_messages !== undefined) changes.marketing_messages = dto.marketing_messages;
+    if (dto.coexistence !== undefined) changes.coexistence = dto.coexistence;
     if (dto.access_token !== undefined) {
       const details = await this.sessionWith(instance, dto.access_token).phoneNumber();
       Object.assign(changes, numberValues(details), {

@@ -1576,6 +1576,8 @@ export interface components {
             platform_app_id?: string | null;
             /** @description Send campaigns of marketing templates through the platform's marketing messages endpoint */
             marketing_messages?: boolean;
+            /** @description false: the number left the platform's phone app (it is paced at its own rate again; an echo, history or contacts sync marks it shared again) */
+            coexistence?: boolean;
             /**
              * @deprecated
              * @description Not patchable: refused with 400

@@ -82,6 +82,14 @@ export class UpdateInstanceDto {
   marketing_messages?: boolean;
 
   @ApiPropertyOptional({
+    description:
+      "false: the number left the platform's phone app (it is paced at its own rate again; an echo, history or contacts sync marks it shared again)",
+  })
+  @IsOptional()
+  @IsBoolean({ message: 'must be true or false' })
+  coexistence?: boolean;
+
+  @ApiPropertyOptional({
     type: String,
     deprecated: true,
     description: 'Not patchable: refused with 400',
