@@ -247,11 +247,19 @@ export class PlatformSimulator {
     });
   }
 
-  /** The account's catalogue, as the platform would list it (a live array: tests may change it). */
+  /**
+   * The account's catalogue, as the platform would list it (a live array:
+   * tests may change it). Template ids are the platform's, unique across
+   * accounts: each account's carry its own digits.
+   */
   templates(channelAccountId: string): SimulatedTemplate[] {
     let catalogue = this.catalogues.get(channelAccountId);
     if (!catalogue) {
-      catalogue = structuredClone(SIMULATED_TEMPLATES);
+      const digits = channelAccountId.replace(/\D/g, '').slice(-6).padStart(6, '0');
+      catalogue = structuredClone(SIMULATED_TEMPLATES).map((template) => ({
+        ...template,
+        id: `${template.id.slice(0, 3)}${digits}${template.id.slice(-6)}`,
+      }));
       this.catalogues.set(channelAccountId, catalogue);
     }
     return catalogue;

@@ -2,8 +2,7 @@ import { simulateMessage, type WebhookTarget } from './support/fake-platform.js'
 import {
   APP_SECRET,
   adminToken,
-  createApiKey,
-  createInstance,
+  createCatalogueInstance,
   http,
   useTestService,
   waitFor,
@@ -47,20 +46,13 @@ describe("a campaign's replies reach the agent attributed", () => {
 
   beforeAll(async () => {
     const admin = await adminToken(context.service.url);
-    const instanceId = await createInstance(
+    ({ key } = await createCatalogueInstance(
       context.service.url,
       admin,
       PHONE_NUMBER_ID,
       'Replies',
-      {
-        channelAccountId: ACCOUNT,
-      },
-    );
-    key = await createApiKey(context.service.url, admin, instanceId, 'replies');
-    await waitFor(async () => {
-      const listed = await api<{ data: unknown[] }>('GET', '/templates?name=shipping_update');
-      return listed.body.data?.length === 2;
-    }, 20_000);
+      ACCOUNT,
+    ));
   });
 
   it('names the campaign and template a recipient answers; a template sent alone has no campaign', async () => {

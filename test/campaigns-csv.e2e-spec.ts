@@ -5,8 +5,7 @@ import { simulateMessage, type WebhookTarget } from './support/fake-platform.js'
 import {
   APP_SECRET,
   adminToken,
-  createApiKey,
-  createInstance,
+  createCatalogueInstance,
   http,
   useTestService,
   waitFor,
@@ -103,14 +102,13 @@ describe('campaigns from a CSV', () => {
 
   beforeAll(async () => {
     const admin = await adminToken(context.service.url);
-    const instanceId = await createInstance(context.service.url, admin, PHONE_NUMBER_ID, 'CSV', {
-      channelAccountId: ACCOUNT,
-    });
-    key = await createApiKey(context.service.url, admin, instanceId, 'csv');
-    await waitFor(async () => {
-      const listed = await api<{ data: unknown[] }>('GET', '/templates?name=shipping_update');
-      return listed.body.data?.length === 2;
-    }, 20_000);
+    ({ key } = await createCatalogueInstance(
+      context.service.url,
+      admin,
+      PHONE_NUMBER_ID,
+      'CSV',
+      ACCOUNT,
+    ));
   });
 
   beforeEach(() => context.platform.reset());

@@ -2,8 +2,7 @@ import { simulateBusinessCapability, type WebhookTarget } from './support/fake-p
 import {
   APP_SECRET,
   adminToken,
-  createApiKey,
-  createInstance,
+  createCatalogueInstance,
   http,
   useTestService,
   waitFor,
@@ -43,14 +42,13 @@ describe("a business's daily limit on new customers", () => {
 
   beforeAll(async () => {
     admin = await adminToken(context.service.url);
-    instanceId = await createInstance(context.service.url, admin, PHONE_NUMBER_ID, 'Limit', {
-      channelAccountId: ACCOUNT,
-    });
-    key = await createApiKey(context.service.url, admin, instanceId, 'limit');
-    await waitFor(async () => {
-      const listed = await api<{ data: unknown[] }>('GET', '/templates?name=autumn_sale');
-      return listed.body.data?.length === 1;
-    }, 20_000);
+    ({ instanceId, key } = await createCatalogueInstance(
+      context.service.url,
+      admin,
+      PHONE_NUMBER_ID,
+      'Limit',
+      ACCOUNT,
+    ));
   });
 
   it('keeps campaigns to their share of it, leaves the rest to conversations, and goes on when it rises', async () => {

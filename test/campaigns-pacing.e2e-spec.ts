@@ -6,8 +6,7 @@ import {
 import {
   APP_SECRET,
   adminToken,
-  createApiKey,
-  createInstance,
+  createCatalogueInstance,
   http,
   useTestService,
   waitFor,
@@ -36,14 +35,13 @@ describe('a campaign and the number it shares with conversations', () => {
 
   beforeAll(async () => {
     admin = await adminToken(context.service.url);
-    instanceId = await createInstance(context.service.url, admin, PHONE_NUMBER_ID, 'Shared', {
-      channelAccountId: ACCOUNT,
-    });
-    key = await createApiKey(context.service.url, admin, instanceId, 'pacing');
-    await waitFor(async () => {
-      const listed = await api<{ data: unknown[] }>('GET', '/templates?name=autumn_sale');
-      return listed.body.data?.length === 1;
-    }, 20_000);
+    ({ instanceId, key } = await createCatalogueInstance(
+      context.service.url,
+      admin,
+      PHONE_NUMBER_ID,
+      'Shared',
+      ACCOUNT,
+    ));
   });
 
   it("lets a conversation's send go before the campaign's next ones", async () => {

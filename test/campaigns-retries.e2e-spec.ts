@@ -1,8 +1,7 @@
 import { platformError } from './support/fake-platform.js';
 import {
   adminToken,
-  createApiKey,
-  createInstance,
+  createCatalogueInstance,
   http,
   useTestService,
   waitFor,
@@ -68,14 +67,13 @@ describe('campaign sends the platform will not take now', () => {
 
   beforeAll(async () => {
     const admin = await adminToken(context.service.url);
-    const instanceId = await createInstance(context.service.url, admin, PHONE_NUMBER_ID, 'Retry', {
-      channelAccountId: ACCOUNT,
-    });
-    key = await createApiKey(context.service.url, admin, instanceId, 'retries');
-    await waitFor(async () => {
-      const listed = await api<{ data: unknown[] }>('GET', '/templates?name=autumn_sale');
-      return listed.body.data?.length === 1;
-    }, 20_000);
+    ({ key } = await createCatalogueInstance(
+      context.service.url,
+      admin,
+      PHONE_NUMBER_ID,
+      'Retry',
+      ACCOUNT,
+    ));
   });
 
   beforeEach(() => context.platform.reset());

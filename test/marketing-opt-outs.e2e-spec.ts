@@ -8,8 +8,7 @@ import {
 import {
   APP_SECRET,
   adminToken,
-  createApiKey,
-  createInstance,
+  createCatalogueInstance,
   http,
   useTestService,
   waitFor,
@@ -78,14 +77,13 @@ describe('marketing opt-outs (user_preferences, 131050)', () => {
 
   beforeAll(async () => {
     const admin = await adminToken(context.service.url);
-    const instanceId = await createInstance(context.service.url, admin, PHONE_NUMBER_ID, 'Prefs', {
-      channelAccountId: ACCOUNT,
-    });
-    key = await createApiKey(context.service.url, admin, instanceId, 'prefs');
-    await waitFor(async () => {
-      const listed = await api<{ data: unknown[] }>('GET', '/templates?name=autumn_sale');
-      return listed.body.data?.length === 1;
-    }, 20_000);
+    ({ key } = await createCatalogueInstance(
+      context.service.url,
+      admin,
+      PHONE_NUMBER_ID,
+      'Prefs',
+      ACCOUNT,
+    ));
   });
 
   it('marks a customer who stops marketing messages: marketing templates refused, campaigns pass over them; a resume lifts it', async () => {

@@ -37,6 +37,12 @@ const ERROR_WAIT_MS = 5000;
 const BATCH = 100;
 /** Campaigns a worker sends at once, each on its own. */
 const PARALLEL_CAMPAIGNS = 8;
+/**
+ * Campaigns of one number a worker sends at once: they share the number's
+ * pace, so more would only wait for it while other numbers' campaigns wait
+ * for a place.
+ */
+export const PARALLEL_PER_NUMBER = 2;
 /** Sends of one campaign a worker has in flight at once. */
 const CONCURRENCY = 16;
 /** How long a worker trusts the campaign's state it read (a pause takes effect within this). */
@@ -123,7 +129,9 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
   private loop?: Promise<void>;
   private readonly states = new Map<string, { state: string; at: number }>();
   /** The batch each campaign has going in this worker. */
-  private readonly active = new Map<string, Promise<void>>();
+  /** The campaigns this worker sends a batch of now, and their instance (their number). */
+  private readonly active = new Map<string, string>();
+  private readonly batches = new Map<string, Promise<void>>();
   /** Ends the loop's wait (a batch sent something, its campaign may go on). */
   private waiter?: () => void;
   /** A batch sent while the loop was not waiting: the next wait ends at once. */
@@ -174,9 +182,16 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
         }
         const running = await this.store.running();
         this.forgetAllBut(new Set(running.map((campaign) => campaign.id)));
+        const perNumber = new Map<string, number>();
+        for (const instanceId of this.active.values()) {
+          perNumber.set(instanceId, (perNumber.get(instanceId) ?? 0) + 1);
+        }
         for (const campaign of running) {
           if (this.stopped || this.active.size >= PARALLEL_CAMPAIGNS) break;
-          if (!this.active.has(campaign.id)) this.start(campaign);
+          const ofNumber = perNumber.get(campaign.instance_id) ?? 0;
+          if (this.active.has(campaign.id) || ofNumber >= PARALLEL_PER_NUMBER) continue;
+          perNumber.set(campaign.instance_id, ofNumber + 1);
+          this.start(campaign);
         }
       } catch (error) {
         // The database or Redis away: look again a little later.
@@ -186,7 +201,7 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
       // Until a batch that sent ends (its campaign goes on at once) or the wait is over.
       await this.rest(wait);
     }
-    await Promise.allSettled(this.active.values());
+    await Promise.allSettled(this.batches.values());
   }
 
   /** Waits `ms`, or less when woken (a batch sent) or stopping; a wake-up that came early counts. */
@@ -238,8 +253,12 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
           );
         },
       )
-      .finally(() => this.active.delete(campaign.id));
-    this.active.set(campaign.id, batch);
+      .finally(() => {
+        this.active.delete(campaign.id);
+        this.batches.delete(campaign.id);
+      });
+    this.active.set(campaign.id, campaign.instance_id);
+    this.batches.set(campaign.id, batch);
   }
 
   /** One batch of a campaign; whether it sent (or settled) anything. */

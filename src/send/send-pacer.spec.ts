@@ -18,6 +18,12 @@ class FakePacingRedis {
   pairThrottledArgs: unknown[][] = [];
   numberPauseMs = 4000;
 
+  /** The campaign slot script: answers of its own, in turn; then a free slot. */
+  campaignSlots: Acquired[] = [];
+  campaignSlot(): Promise<Acquired> {
+    return Promise.resolve(this.campaignSlots.shift() ?? [0, 0]);
+  }
+
   acquireSendSlot(): Promise<Acquired> {
     this.slotCalls++;
     if (this.down) return Promise.reject(new Error('Connection is closed.'));
@@ -116,6 +122,16 @@ describe('SendPacer (Redis scripts faked)', () => {
     expect(redis.pairThrottledArgs).toHaveLength(1);
     expect(String(redis.pairThrottledArgs[0][0])).toContain('5511');
     expect(error.failure.retryAfterSeconds).toBe(6);
+  });
+
+  it("stops a campaign's wait for its next slot when the process shuts down, sending nothing", async () => {
+    // The campaign's own rate: its next send an hour away.
+    redis.campaignSlots = [[1, 3_600_000]];
+    const stopping = new AbortController();
+    const waiting = pacer.runCampaign('PN', 'c1', 0.1, '5511', send, null, stopping.signal);
+    stopping.abort(new Error('shutting down'));
+    await expect(waiting).rejects.toThrow();
+    expect(sends).toBe(0);
   });
 
   it('passes other refusals on unchanged', async () => {

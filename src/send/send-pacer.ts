@@ -281,11 +281,12 @@ export class SendPacer {
           own,
         );
       } catch {
-        await sleep(1000);
+        await sleep(1000, undefined, { signal });
         continue;
       }
       if (acquired[0] === 0) break;
-      await sleep(Math.max(1, acquired[1]));
+      // A slow campaign's wait (1 / its rate) is cut short by a shutdown, not waited out.
+      await sleep(Math.max(1, acquired[1]), undefined, { signal });
     }
     try {
       return await send();

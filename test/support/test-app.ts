@@ -5,8 +5,9 @@ import type { AppConfig } from '../../src/config/app-config.js';
 import { loadConfig, type Environment } from '../../src/config/load-config.js';
 import { TestDatabase } from './database.js';
 import { FakeAgent, type FakeAgentOptions } from './fake-agent.js';
-import { FakePlatform, VALID_TOKEN } from './fake-platform.js';
+import { FakePlatform, SIMULATED_TEMPLATES, VALID_TOKEN } from './fake-platform.js';
 import { noteRedisUrl, registerRedisPrefix } from './redis-prefixes.js';
+import { waitFor } from './wait.js';
 
 export { TestDatabase } from './database.js';
 export { freePort } from './ports.js';
@@ -193,6 +194,31 @@ export async function createInstance(
   if (answer.status !== 201)
     throw new Error(`instance not created: ${answer.status} ${answer.text}`);
   return answer.body.id;
+}
+
+/**
+ * An instance of business account `channelAccountId` ready for template
+ * sends and campaigns: created, with an API key, once its catalogue (the
+ * simulator's templates) is synced. Its id and key.
+ */
+export async function createCatalogueInstance(
+  baseUrl: string,
+  token: string,
+  phoneNumberId: string,
+  name: string,
+  channelAccountId: string,
+): Promise<{ instanceId: string; key: string }> {
+  const instanceId = await createInstance(baseUrl, token, phoneNumberId, name, {
+    channelAccountId,
+  });
+  const key = await createApiKey(baseUrl, token, instanceId, name);
+  await waitFor(async () => {
+    const listed = await http<{ data?: unknown[] }>(baseUrl, 'GET', '/templates?limit=100', {
+      token: key,
+    });
+    return listed.body.data?.length === SIMULATED_TEMPLATES.length;
+  }, 20_000);
+  return { instanceId, key };
 }
 
 /** Issues an API key bound to one instance through the admin API; returns the key. */
