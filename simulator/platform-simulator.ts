@@ -728,13 +728,13 @@ export function simulateBusinessCapability(
   );
 }
 
-/** A customer stops (`stop`) or resumes (`resume`) marketing messages in the app (`user_preferences`). */
 /**
  * A customer a coexistence webhook names: a number, or (`{ userId }`) a
  * business-scoped user id alone, for a customer who hides the number.
  */
 export type SimulatedCustomer = string | { userId: string };
 
+/** A customer stops (`stop`) or resumes (`resume`) marketing messages in the app (`user_preferences`). */
 export function simulateUserPreference(
   target: WebhookTarget,
   customer: SimulatedCustomer,

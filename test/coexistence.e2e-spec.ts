@@ -53,7 +53,7 @@ describe('coexistence: the phone app beside the API', () => {
     // Events are kept for subscribers only.
     const subscribed = await http(context.service.url, 'POST', '/admin/event-subscriptions', {
       token: admin,
-      body: { url: receiver.url, event_types: ['message.sent'] },
+      body: { url: receiver.url, event_types: ['message.sent', 'contact.handoff'] },
     });
     expect(subscribed.status).toBe(201);
   });
@@ -173,6 +173,15 @@ describe('coexistence: the phone app beside the API', () => {
     ]);
     // The pause the echo began was no person's: it is lifted, and the agent answers again.
     await waitFor(async () => (await handoff()) === false, 10_000);
+    const handoffs = await context.db.query<{ data: { paused: boolean; reason: string | null } }>(
+      `SELECT data FROM events WHERE type = 'contact.handoff' AND data->'contact'->>'wa_id' = $1
+       ORDER BY seq`,
+      [to],
+    );
+    expect(handoffs.map((event) => event.data)).toEqual([
+      expect.objectContaining({ paused: true, reason: 'the owner replied from the phone app' }),
+      expect.objectContaining({ paused: false }),
+    ]);
     expect((await simulateMessage(target(), { waId: to }, 'E amanhã?')).status).toBe(200);
     await waitFor(() => context.agent.calls.length === calls + 2, 20_000);
   });
@@ -198,6 +207,20 @@ describe('coexistence: the phone app beside the API', () => {
       wa_id: null,
       handoff: { active: true },
     });
+  });
+
+  it('stores an echo delivered after its pause would have ended, and pauses nothing', async () => {
+    const to = '5511977770030';
+    const wamid = 'wamid.ECHO-late';
+    // Sent from the phone two hours ago (HANDOFF_AUTO_PAUSE_S is one hour), delivered now.
+    const at = Math.floor(Date.now() / 1000) - 7200;
+    expect(await simulateEcho(target(), to, 'Bom dia', wamid, at)).toBe(200);
+    await waitFor(async () => (await conversation(to)).some((m) => m.wamid === wamid), 10_000);
+    const listed = await api<{ data: Array<{ wa_id: string; handoff: { active: boolean } }> }>(
+      'GET',
+      `/contacts?q=${to}`,
+    );
+    expect(listed.body.data.find((c) => c.wa_id === to)?.handoff.active).toBe(false);
   });
 
   it('paces a number shared with the phone app at 20 a second, and says so', async () => {

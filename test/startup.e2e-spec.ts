@@ -26,6 +26,11 @@ interface LogLine {
   msg: string;
 }
 
+/** The process answers ready once it listens; its log line says so a moment later. */
+async function listeningLogged(service: ServiceProcess): Promise<void> {
+  await waitFor(() => service.output().includes('"msg":"all process listening'), 30_000);
+}
+
 /** Every line the process wrote, each of which must be one JSON log line. */
 function logLines(service: ServiceProcess): LogLine[] {
   return service
@@ -199,6 +204,7 @@ describe('a process started while a dependency is away', () => {
     await waitFor(() => linesStartingWith(service, 'Redis is not reachable').length >= 2, 30_000);
     await redis.launch();
     await waitFor(() => isReady(service), 60_000);
+    await listeningLogged(service);
     const { answers, failures } = await liveness.stop();
     // The port answered throughout, the hand-over from the waiting server to the app included.
     expect(failures).toEqual([]);
@@ -300,6 +306,7 @@ describe('a process started while a dependency is away', () => {
 
     proxy.restore();
     await waitFor(() => isReady(service), 60_000);
+    await listeningLogged(service);
     const { failures } = await liveness.stop();
     expect(failures).toEqual([]);
 
@@ -382,6 +389,7 @@ describe('a process started while a dependency is away', () => {
 
     proxy.restore();
     await waitFor(() => isReady(service), 60_000);
+    await listeningLogged(service);
     const { failures } = await liveness.stop();
     expect(failures).toEqual([]);
     const lines = jsonLines(service).map((line) => line.msg);

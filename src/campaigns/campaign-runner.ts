@@ -128,9 +128,9 @@ export class CampaignRunner implements OnApplicationBootstrap, BeforeApplication
   private readonly stopping = new AbortController();
   private loop?: Promise<void>;
   private readonly states = new Map<string, { state: string; at: number }>();
-  /** The batch each campaign has going in this worker. */
   /** The campaigns this worker sends a batch of now, and their instance (their number). */
   private readonly active = new Map<string, string>();
+  /** The batch each of them has going. */
   private readonly batches = new Map<string, Promise<void>>();
   /** Ends the loop's wait (a batch sent something, its campaign may go on). */
   private waiter?: () => void;

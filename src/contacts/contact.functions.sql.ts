@@ -188,7 +188,14 @@ BEGIN
   END IF;
   UPDATE messages SET contact_id = survivor WHERE contact_id = loser;
   UPDATE turns SET contact_id = survivor WHERE contact_id = loser;
+  INSERT INTO contact_handoffs (contact_id, since, until, by, reason, account_name, ended_at,
+    ended_by)
+  SELECT survivor, since, until, by, reason, account_name, ended_at, ended_by
+  FROM contact_handoffs WHERE contact_id = loser
+  ON CONFLICT DO NOTHING;
   DELETE FROM contacts WHERE id = loser RETURNING * INTO gone;
+  -- What either knew of the person: an opt-out either way stays; the latest marketing
+  -- preference and phone-book entry win.
   UPDATE contacts SET
     wa_id = COALESCE(wa_id, gone.wa_id),
     user_id = COALESCE(user_id, gone.user_id),
@@ -196,6 +203,16 @@ BEGIN
     username = COALESCE(username, gone.username),
     name = COALESCE(name, gone.name),
     last_inbound_at = GREATEST(last_inbound_at, gone.last_inbound_at),
+    last_outbound_at = GREATEST(last_outbound_at, gone.last_outbound_at),
+    last_imported_at = GREATEST(last_imported_at, gone.last_imported_at),
+    opted_out_at = COALESCE(opted_out_at, gone.opted_out_at),
+    marketing_opted_out_at = CASE
+      WHEN gone.marketing_pref_at > COALESCE(marketing_pref_at, '-infinity')
+      THEN gone.marketing_opted_out_at ELSE marketing_opted_out_at END,
+    marketing_pref_at = GREATEST(marketing_pref_at, gone.marketing_pref_at),
+    phone_name = CASE WHEN gone.phone_name_at > COALESCE(phone_name_at, '-infinity')
+      THEN gone.phone_name ELSE phone_name END,
+    phone_name_at = GREATEST(phone_name_at, gone.phone_name_at),
     previous_wa_ids = previous_wa_ids || gone.previous_wa_ids,
     previous_user_ids = previous_user_ids || gone.previous_user_ids,
     created_at = LEAST(created_at, gone.created_at),

@@ -34,6 +34,8 @@ export interface PersonSend {
   person?: PersonRef | null;
   /** The owner answered from the platform's phone app (an echo). */
   phoneApp?: boolean;
+  /** How long this pause lasts, when not the usual (an echo's: from its own time). */
+  seconds?: number;
 }
 
 /** Why the agent paused for a contact the owner answered from the phone app. */
@@ -534,7 +536,7 @@ export class ContactStore {
            AND (CASE WHEN s.by_number THEN c.wa_id = s.address ELSE c.user_id = s.address END)))
        ), paused AS (
        UPDATE contacts c SET handoff_until = GREATEST(c.handoff_until,
-           now() + ($4::float8 + $5::float8) * interval '1 second'),
+           now() + (COALESCE(s.seconds, $4::float8) + $5::float8) * interval '1 second'),
          handoff_since = CASE WHEN c.handoff_until > now() THEN c.handoff_since ELSE now() END,
          handoff_reason = CASE WHEN ${HELD_BY_PEOPLE} THEN c.handoff_reason
                                ELSE COALESCE(s.account_name || ' replied',
@@ -546,12 +548,14 @@ export class ContactStore {
          handoff_account_name = CASE WHEN ${HELD_BY_PEOPLE} THEN c.handoff_account_name
                                      ELSE s.account_name END,
          updated_at = now()
-       FROM unnest($1::uuid[], $2::text[], $3::boolean[], $6::uuid[], $7::text[], $9::boolean[])
-           AS s(instance_id, address, by_number, account_id, account_name, phone_app),
+       FROM unnest($1::uuid[], $2::text[], $3::boolean[], $6::uuid[], $7::text[], $9::boolean[],
+                   $10::float8[])
+           AS s(instance_id, address, by_number, account_id, account_name, phone_app, seconds),
          locked
        WHERE c.instance_id = s.instance_id
          AND (CASE WHEN s.by_number THEN c.wa_id = s.address ELSE c.user_id = s.address END)
-         AND (c.handoff_until IS NULL OR c.handoff_until < now() + $4::float8 * interval '1 second'
+         AND (c.handoff_until IS NULL
+              OR c.handoff_until < now() + COALESCE(s.seconds, $4::float8) * interval '1 second'
               OR c.handoff_by = 'agent' AND c.handoff_until > now())
        RETURNING c.id
        )
@@ -568,6 +572,7 @@ export class ContactStore {
         sends.map((s) => s.person?.displayName ?? null),
         PHONE_APP_REASON,
         sends.map((s) => s.phoneApp ?? false),
+        sends.map((s) => s.seconds ?? null),
       ],
     );
   }
@@ -599,7 +604,11 @@ export class ContactStore {
          UPDATE contacts c SET handoff_until = NULL, handoff_by = 'auto',
            handoff_reason = 'an echo of this service''s own send', handoff_account_id = NULL,
            handoff_account_name = NULL, updated_at = now()
-         FROM locked WHERE c.id = locked.id RETURNING c.id, c.opted_out_at
+         FROM locked WHERE c.id = locked.id RETURNING c.id, c.opted_out_at, c.handoff_since
+       ), mistaken AS (
+         -- No person stepped in: the agent's handoff history does not say one did.
+         DELETE FROM contact_handoffs h USING resumed
+         WHERE h.contact_id = resumed.id AND h.since = resumed.handoff_since
        ), pending AS (
          -- Unanswered: no turn took it and nobody has written to the customer since.
          UPDATE messages m SET awaiting_turn = true

@@ -44,10 +44,11 @@ export interface OutboundStored {
   /** The wamids recorded (new, or a placeholder completed). */
   wamids: string[];
   /**
-   * Sends that completed a row an echo had stored first as the phone app's
-   * (the platform's echo beat the send's record): by wamid, its contact.
+   * Records that completed a row stored before them (a status's placeholder,
+   * an echo that beat the send's record, an earlier try of the same record):
+   * by wamid, its contact.
    */
-  overEchoes: Array<{ wamid: string; contact_id: string }>;
+  completed: Array<{ wamid: string; contact_id: string }>;
 }
 
 /** A new inbound message, ready to insert. */
@@ -230,24 +231,23 @@ export class MessageStore implements ContactSummaries {
       columns(records),
     );
     const done = new Set(inserted.map((row) => row.wamid));
-    if (inserted.length === records.length) return { wamids: [...done], overEchoes: [] };
-    // `o` is the row as it was before this statement (its snapshot): who had stored it.
-    const completed = await rows<{ wamid: string; contact_id: string; was: string | null }>(
+    if (inserted.length === records.length) return { wamids: [...done], completed: [] };
+    const completed = await rows<{ wamid: string; contact_id: string | null }>(
       this.db,
       `UPDATE messages m SET instance_id = r.instance_id, direction = 'outbound',
          contact = r.contact, contact_id = ${OUTBOUND_CONTACT}, type = r.type, body = r.body,
          sent_by = r.sent_by, sent_by_account_id = r.account_id,
          sent_by_account_name = r.account_name, updated_at = now()
-       FROM ${OUTBOUND_RECORDS}, LATERAL (SELECT o.sent_by FROM messages o WHERE o.wamid = r.wamid) o
+       FROM ${OUTBOUND_RECORDS}
        WHERE m.wamid = r.wamid AND (NOT $12::boolean OR m.type = 'unknown')
-       RETURNING m.wamid, m.contact_id, o.sent_by AS was`,
+       RETURNING m.wamid, m.contact_id`,
       [...columns(records.filter((r) => !done.has(r.wamid))), options.placeholdersOnly ?? false],
     );
     return {
       wamids: [...done, ...completed.map((row) => row.wamid)],
-      overEchoes: completed
-        .filter((row) => row.was === 'phone_app' && row.contact_id !== null)
-        .map(({ wamid, contact_id }) => ({ wamid, contact_id })),
+      completed: completed.flatMap(({ wamid, contact_id }) =>
+        contact_id === null ? [] : [{ wamid, contact_id }],
+      ),
     };
   }
 

@@ -154,7 +154,9 @@ BEGIN
       array_agg(n.id ORDER BY n.seq))
     FROM after_rows n JOIN before_rows o ON o.id = n.id
     WHERE o.status IS DISTINCT FROM n.status OR o.type <> n.type
-       OR o.contact_id IS DISTINCT FROM n.contact_id;
+       OR o.contact_id IS DISTINCT FROM n.contact_id
+       -- An echo relabelled as this service's own send.
+       OR o.sent_by IS DISTINCT FROM n.sent_by;
   END IF;
   RETURN NULL;
 END $$`,

@@ -228,7 +228,7 @@ export class MessagesService {
 
   /** Records accepted sends (what the batch writer and the parked records hand over). */
   async storeOutbound(records: OutboundRecord[]): Promise<void> {
-    const { overEchoes } = await this.store.insertOutbound(
+    const { completed } = await this.store.insertOutbound(
       records.map(({ recipient, unattended: _, ...record }) => ({
         ...record,
         sentBy: record.sentBy ?? 'api',
@@ -236,20 +236,14 @@ export class MessagesService {
         byNumber: recipient.to !== undefined,
       })),
     );
-    // The platform's echo of a send that pauses nobody came before its record
-    // and paused the agent as the phone app's: that pause was never a person's.
+    // A send that pauses nobody completed a row stored before it: maybe the
+    // platform's echo of it, which came first and paused the agent as the
+    // phone app's. That pause was never a person's. (Also on a retry of this
+    // record: the lift only ends a phone-app pause nothing else explains.)
     const unattended = new Set(
       records.filter((r) => r.sentBy === 'agent' || r.unattended).map((r) => r.wamid),
     );
-    const mistaken = overEchoes.filter((echo) => unattended.has(echo.wamid));
-    if (mistaken.length === 0) return;
-    await this.contacts.liftEchoPauses(
-      [...new Set(mistaken.map((echo) => echo.contact_id))],
-      mistaken.map((echo) => echo.wamid),
-      [...this.config.OPT_OUT_WORDS, ...this.config.OPT_IN_WORDS].map((w) =>
-        w.trim().toUpperCase(),
-      ),
-    );
+    await this.liftEchoPauses(completed.filter((row) => unattended.has(row.wamid)));
   }
 
   /**
@@ -257,9 +251,10 @@ export class MessagesService {
    * echoes) as sent by `phone_app`, at the time the phone sent it; an echo of
    * a message this service sent (the same wamid) changes nothing. The phone
    * app's count as a person answering: the agent pauses for each of their
-   * contacts (HANDOFF_AUTO_PAUSE_S). The wamids stored.
+   * contacts for HANDOFF_AUTO_PAUSE_S from the echo's time (an echo delivered
+   * later than that pauses nothing). The wamids stored.
    */
-  async storeEchoes(instanceId: string, echoes: Echo[]): Promise<string[]> {
+  async storeEchoes(instanceId: string, echoes: Echo[], now = Date.now()): Promise<string[]> {
     if (echoes.length === 0) return [];
     const { wamids } = await this.store.insertOutbound(
       echoes.map((echo) => ({
@@ -275,27 +270,58 @@ export class MessagesService {
       })),
       { placeholdersOnly: true },
     );
+    const pauseMs = this.config.HANDOFF_AUTO_PAUSE_S * 1000;
+    if (pauseMs <= 0) return wamids;
     // Every echo that is the phone app's, new or stored by an earlier try of this
     // delivery (which may have died before its pause): pausing again changes nothing.
-    const phoneApp = new Set(
-      await this.store.phoneAppEchoes(
-        instanceId,
-        echoes.map((echo) => echo.wamid),
-      ),
+    const phoneApp = async () =>
+      new Set(
+        await this.store.phoneAppEchoes(
+          instanceId,
+          echoes.map((echo) => echo.wamid),
+        ),
+      );
+    const before = await phoneApp();
+    const pausing = echoes.filter(
+      (echo) => before.has(echo.wamid) && echo.sentAt.getTime() + pauseMs > now,
     );
-    const answered = new Map(
-      echoes.filter((echo) => phoneApp.has(echo.wamid)).map((echo) => [echo.contactId, echo.to]),
-    );
-    if (this.config.HANDOFF_AUTO_PAUSE_S <= 0) return wamids;
-    for (const to of answered.values()) {
+    const latest = new Map<string, Echo>();
+    for (const echo of pausing) {
+      const known = latest.get(echo.contactId);
+      if (!known || known.sentAt < echo.sentAt) latest.set(echo.contactId, echo);
+    }
+    for (const echo of latest.values()) {
       await this.pauses.write({
         instanceId,
-        address: addressOf(to),
-        byNumber: to.to !== undefined,
+        address: addressOf(echo.to),
+        byNumber: echo.to.to !== undefined,
         phoneApp: true,
+        // The pause runs from the phone's reply, not from its late delivery.
+        seconds: (echo.sentAt.getTime() + pauseMs - now) / 1000,
       });
     }
+    // This service's own send may have been recorded over an echo meanwhile
+    // (its record lifts pauses it finds; this one may have come after it looked):
+    // each side looks again once it has written, so one of them sees the other.
+    const after = await phoneApp();
+    await this.liftEchoPauses(
+      pausing
+        .filter((echo) => !after.has(echo.wamid))
+        .map((echo) => ({ wamid: echo.wamid, contact_id: echo.contactId })),
+    );
     return wamids;
+  }
+
+  /** Ends the pauses echoes of this service's own sends began (ContactStore.liftEchoPauses). */
+  private async liftEchoPauses(rows: Array<{ wamid: string; contact_id: string }>): Promise<void> {
+    if (rows.length === 0) return;
+    await this.contacts.liftEchoPauses(
+      [...new Set(rows.map((row) => row.contact_id))],
+      rows.map((row) => row.wamid),
+      [...this.config.OPT_OUT_WORDS, ...this.config.OPT_IN_WORDS].map((w) =>
+        w.trim().toUpperCase(),
+      ),
+    );
   }
 
   async findForInstance(instanceId: string, wamid: string): Promise<StoredMessage> {

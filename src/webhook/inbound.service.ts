@@ -630,7 +630,8 @@ export class InboundService implements DeliveryHandler {
         instance.id,
         threads.map(({ identity }) => bareIdentity(identity)),
       );
-      const business = digits(value.metadata?.display_phone_number);
+      const business =
+        digits(value.metadata?.display_phone_number) ?? digits(instance.display_phone_number);
       const rows = threads.flatMap(({ identity, messages }) =>
         messages.flatMap((message) => {
           const wamid = fitText(message?.id, 256);
@@ -657,6 +658,13 @@ export class InboundService implements DeliveryHandler {
       );
       const meta = chunk?.metadata ?? {};
       try {
+        if (meta.phase === undefined || meta.chunk_order === undefined) {
+          // A chunk that names no place cannot be told from another: its messages are
+          // stored (once each, by wamid), and no chunk is recorded.
+          this.logger.warn({ instanceId: instance.id }, 'a history chunk without its order');
+          await this.messages.insertImported(instance.id, rows);
+          continue;
+        }
         await this.history.importChunk(
           instance.id,
           {

@@ -750,17 +750,20 @@ describe('ContactStore', () => {
       await echo('5511900000091', 'wamid.lift-phone');
 
       const recorded = await ours('5511900000090', 'wamid.lift-raced');
-      expect(recorded.overEchoes).toEqual([{ wamid: 'wamid.lift-raced', contact_id: raced }]);
+      expect(recorded.completed).toEqual([{ wamid: 'wamid.lift-raced', contact_id: raced }]);
       const second = await ours('5511900000091', 'wamid.lift-answered');
       expect(
         await store.liftEchoPauses(
           [raced, answered],
-          [...recorded.overEchoes, ...second.overEchoes].map((e) => e.wamid),
+          [...recorded.completed, ...second.completed].map((e) => e.wamid),
           [],
         ),
       ).toEqual([raced]);
       expect(await contact(raced)).toMatchObject({ handoff_until: null, handoff_by: 'auto' });
       expect(await awaiting([waiting])).toEqual({ [waiting]: true });
+      // No person stepped in: the handoff history keeps no trace of the mistaken pause.
+      expect(await store.handoffHistory(raced, 5)).toEqual([]);
+      expect(await store.handoffHistory(answered, 5)).toHaveLength(1);
       expect((await contact(answered))!.handoff_until!.getTime()).toBeGreaterThan(Date.now());
     });
   });
@@ -1252,6 +1255,34 @@ describe('mc_merge_contacts', () => {
     );
     return row.merged;
   };
+
+  it('keeps what either knew: opt-outs, the latest marketing preference and phone-book name, the handoff history', async () => {
+    const instanceId = await insertInstance(context.db);
+    const loser = await newContact(instanceId, { waId: '5511900000170' });
+    const survivor = await newContact(instanceId, { userId: 'BR.1800' });
+    const at = (day: number) => new Date(Date.UTC(2026, 10, day));
+    // The number stopped marketing later than the user id's resume; the phone book named the number.
+    await store.setMarketingPreference(instanceId, 'BR.1800', false, at(1), false);
+    await store.setMarketingPreference(instanceId, '5511900000170', true, at(2));
+    await store.setPhoneNames(instanceId, [{ waId: '5511900000170', name: 'Rosa', at: at(3) }]);
+    await context.db.query(`UPDATE contacts SET opted_out_at = $2 WHERE id = $1`, [loser, at(4)]);
+    await store.startHandoff(loser, FUTURE, 'a complaint', 'api');
+    await store.endHandoff(loser, 'api', false, []);
+
+    expect(await merge(loser, survivor)).toBe(true);
+    expect(await contact(survivor)).toMatchObject({
+      wa_id: '5511900000170',
+      user_id: 'BR.1800',
+      opted_out_at: at(4),
+      marketing_opted_out_at: at(2),
+      marketing_pref_at: at(2),
+      phone_name: 'Rosa',
+      phone_name_at: at(3),
+    });
+    expect(await store.handoffHistory(survivor, 5)).toEqual([
+      expect.objectContaining({ reason: 'a complaint', ended_by: 'api' }),
+    ]);
+  });
 
   it("moves the loser's messages and turns to the survivor, whose keys and profile it completes", async () => {
     const instanceId = await insertInstance(context.db);

@@ -9,6 +9,9 @@ import {
   type OutboundRow,
 } from '../../src/messages/message.store.js';
 import type { Message } from '../../src/messages/message.types.js';
+import { MessagesService } from '../../src/messages/messages.service.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import type { CacheInvalidationService } from '../../src/redis/cache-invalidation.service.js';
 import { UNREAD_CAP } from '../../src/contacts/contact-summaries.js';
 import {
   insertInstance,
@@ -1292,5 +1295,62 @@ describe('mc_message_moved', () => {
     const stored = await storedTx(send.wamid);
     await context.db.query('UPDATE messages SET contact_id = NULL WHERE wamid = $1', [send.wamid]);
     expect(await storedTx(send.wamid)).toBe(stored);
+  });
+});
+
+describe('MessagesService.storeEchoes (with its stores)', () => {
+  it("ends its own pause when this service's send was recorded over the echo while it paused", async () => {
+    const instanceId = await insertInstance(context.db);
+    const contacts = new ContactStore(context.source);
+    const contactId = await insertContact(context.db, instanceId, { waId: '5511900000700' });
+    const { config } = loadConfig({
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      HANDOFF_AUTO_PAUSE_S: '3600',
+    });
+    // The send's record lands after the echo path looked at its echo, before it paused.
+    class Racing extends MessageStore {
+      override async phoneAppEchoes(id: string, wamids: string[]): Promise<string[]> {
+        const found = await super.phoneAppEchoes(id, wamids);
+        if (!raced) {
+          raced = true;
+          await service.storeOutbound([
+            {
+              instanceId,
+              recipient: { to: '5511900000700' },
+              sentBy: 'agent',
+              type: 'text',
+              body: { text: { body: 'Olá' } },
+              wamid: 'wamid.echo-race',
+            },
+          ]);
+        }
+        return found;
+      }
+    }
+    let raced = false;
+    const service = new MessagesService(new Racing(context.source), contacts, config, {
+      on: () => undefined,
+    } as unknown as CacheInvalidationService);
+    await service.storeEchoes(instanceId, [
+      {
+        to: { to: '5511900000700' },
+        contactId,
+        wamid: 'wamid.echo-race',
+        type: 'text',
+        body: { text: { body: 'Olá' } },
+        sentAt: new Date(),
+      },
+    ]);
+    expect(raced).toBe(true);
+    const [row] = await context.db.query<{ sent_by: string }>(
+      `SELECT sent_by FROM messages WHERE wamid = 'wamid.echo-race'`,
+    );
+    expect(row.sent_by).toBe('agent');
+    const [contact] = await context.db.query<{ handoff_until: Date | null }>(
+      'SELECT handoff_until FROM contacts WHERE id = $1',
+      [contactId],
+    );
+    expect(contact.handoff_until).toBeNull();
   });
 });

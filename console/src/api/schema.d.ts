@@ -2524,6 +2524,11 @@ export interface components {
             last_inbound_at: string | null;
             /** Format: date-time */
             last_outbound_at: string | null;
+            /**
+             * Format: date-time
+             * @description What the list is sorted by: the contact's last message either way, or its imported history's latest (null: no message yet, e.g. a number the phone book added)
+             */
+            last_activity_at: string | null;
             window: components["schemas"]["ServiceWindowDto"];
             handoff: components["schemas"]["HandoffDto"];
             /**
@@ -2577,6 +2582,11 @@ export interface components {
             last_inbound_at: string | null;
             /** Format: date-time */
             last_outbound_at: string | null;
+            /**
+             * Format: date-time
+             * @description What the list is sorted by: the contact's last message either way, or its imported history's latest (null: no message yet, e.g. a number the phone book added)
+             */
+            last_activity_at: string | null;
             window: components["schemas"]["ServiceWindowDto"];
             handoff: components["schemas"]["HandoffDto"];
             /**

@@ -29,8 +29,8 @@ function Row({ contact }: { contact: Contact }) {
         onClick={() => void openConversation(key)}
       >
         <span class={`name${contact.unread > 0 ? ' has-unread' : ''}`}>{contact.name ?? key}</span>
-        <time class="muted" dateTime={contact.last_inbound_at ?? undefined}>
-          {when(contact.last_inbound_at ?? contact.last_outbound_at)}
+        <time class="muted" dateTime={contact.last_activity_at ?? undefined}>
+          {when(contact.last_activity_at)}
         </time>
         <span class="badges">
           {waiting ? (

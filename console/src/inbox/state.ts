@@ -31,8 +31,8 @@ export const keyOf = (contact: Pick<Contact, 'wa_id' | 'user_id'>): string =>
 export const isWaiting = (contact: Contact): boolean =>
   contact.handoff.active && contact.handoff.by === 'agent';
 
-const activity = (contact: Contact): string =>
-  [contact.last_inbound_at ?? '', contact.last_outbound_at ?? ''].sort().at(-1)!;
+/** As the service sorts the list (imported history included). */
+const activity = (contact: Contact): string => contact.last_activity_at ?? '';
 
 /** Waiting contacts first (the longest waiting at the top), then the newest activity. */
 function ordered(list: Contact[]): Contact[] {

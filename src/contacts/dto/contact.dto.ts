@@ -113,6 +113,14 @@ export class ContactDto {
     string | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) last_outbound_at:
     string | null;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description:
+      "What the list is sorted by: the contact's last message either way, or its imported history's latest (null: no message yet, e.g. a number the phone book added)",
+  })
+  last_activity_at: string | null;
   @ApiProperty({ type: ServiceWindowDto }) window: ServiceWindowDto;
   @ApiProperty({ type: HandoffDto }) handoff: HandoffDto;
   @ApiProperty({
@@ -151,6 +159,8 @@ export class ContactDto {
       username: contact.username,
       last_inbound_at: iso(contact.last_inbound_at),
       last_outbound_at: iso(contact.last_outbound_at),
+      last_activity_at:
+        contact.last_activity_at.getTime() <= 0 ? null : iso(contact.last_activity_at),
       window: {
         open: windowUntil !== null && windowUntil > now,
         until: windowUntil === null ? null : new Date(windowUntil).toISOString(),

@@ -11,8 +11,12 @@ export class ContactActivity1795708304631 implements MigrationInterface {
   name = 'ContactActivity1795708304631';
 
   async up(queryRunner: QueryRunner): Promise<void> {
+    // Catalog changes only, but they lock the table: wait behind a long transaction at most this long.
+    await queryRunner.query(`SET LOCAL lock_timeout = '5s'`);
     await queryRunner.query('ALTER TABLE contacts ADD COLUMN last_imported_at timestamptz');
     await queryRunner.query('ALTER TABLE contacts ALTER COLUMN last_activity_at DROP EXPRESSION');
+    // Until the trigger exists (the next migration), a new contact is dated as before.
+    await queryRunner.query('ALTER TABLE contacts ALTER COLUMN last_activity_at SET DEFAULT now()');
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
