@@ -215,12 +215,20 @@ describe('coexistence: the phone app beside the API', () => {
     // Sent from the phone two hours ago (HANDOFF_AUTO_PAUSE_S is one hour), delivered now.
     const at = Math.floor(Date.now() / 1000) - 7200;
     expect(await simulateEcho(target(), to, 'Bom dia', wamid, at)).toBe(200);
-    await waitFor(async () => (await conversation(to)).some((m) => m.wamid === wamid), 10_000);
-    const listed = await api<{ data: Array<{ wa_id: string; handoff: { active: boolean } }> }>(
-      'GET',
-      `/contacts?q=${to}`,
-    );
-    expect(listed.body.data.find((c) => c.wa_id === to)?.handoff.active).toBe(false);
+    // A fresh echo to another customer, delivered after it: once its pause is written,
+    // the late one's would have been too.
+    const other = '5511977770031';
+    expect(await simulateEcho(target(), other, 'Oi', 'wamid.ECHO-fresh')).toBe(200);
+    const paused = async (waId: string) =>
+      (
+        await api<{ data: Array<{ wa_id: string; handoff: { active: boolean } }> }>(
+          'GET',
+          `/contacts?q=${waId}`,
+        )
+      ).body.data.find((c) => c.wa_id === waId)?.handoff.active;
+    await waitFor(async () => (await paused(other)) === true, 10_000);
+    expect((await conversation(to)).map((m) => m.wamid)).toEqual([wamid]);
+    expect(await paused(to)).toBe(false);
   });
 
   it('paces a number shared with the phone app at 20 a second, and says so', async () => {

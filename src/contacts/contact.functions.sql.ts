@@ -188,9 +188,13 @@ BEGIN
   END IF;
   UPDATE messages SET contact_id = survivor WHERE contact_id = loser;
   UPDATE turns SET contact_id = survivor WHERE contact_id = loser;
+  -- The loser's pauses join the survivor's history; one running ends here (its pause does not
+  -- carry over: the survivor's stands).
   INSERT INTO contact_handoffs (contact_id, since, until, by, reason, account_name, ended_at,
     ended_by)
-  SELECT survivor, since, until, by, reason, account_name, ended_at, ended_by
+  SELECT survivor, since, until, by, reason, account_name,
+    COALESCE(ended_at, CASE WHEN until > now() THEN now() END),
+    CASE WHEN ended_at IS NULL AND until > now() THEN 'auto' ELSE ended_by END
   FROM contact_handoffs WHERE contact_id = loser
   ON CONFLICT DO NOTHING;
   DELETE FROM contacts WHERE id = loser RETURNING * INTO gone;
@@ -206,12 +210,14 @@ BEGIN
     last_outbound_at = GREATEST(last_outbound_at, gone.last_outbound_at),
     last_imported_at = GREATEST(last_imported_at, gone.last_imported_at),
     opted_out_at = COALESCE(opted_out_at, gone.opted_out_at),
+    -- At the same time a stop wins, as ContactStore.setMarketingPreference has it.
     marketing_opted_out_at = CASE
       WHEN gone.marketing_pref_at > COALESCE(marketing_pref_at, '-infinity')
+        OR (gone.marketing_pref_at = marketing_pref_at AND gone.marketing_opted_out_at IS NOT NULL)
       THEN gone.marketing_opted_out_at ELSE marketing_opted_out_at END,
     marketing_pref_at = GREATEST(marketing_pref_at, gone.marketing_pref_at),
     phone_name = CASE WHEN gone.phone_name_at > COALESCE(phone_name_at, '-infinity')
-      THEN gone.phone_name ELSE phone_name END,
+      THEN gone.phone_name ELSE COALESCE(phone_name, gone.phone_name) END,
     phone_name_at = GREATEST(phone_name_at, gone.phone_name_at),
     previous_wa_ids = previous_wa_ids || gone.previous_wa_ids,
     previous_user_ids = previous_user_ids || gone.previous_user_ids,

@@ -580,7 +580,9 @@ export class ContactStore {
   /**
    * Ends the pauses an echo began that was this service's own send (the
    * platform's echo came before the send was recorded, `wamids`): only a
-   * pause the phone app began, with nothing sent since but the agent's. What
+   * pause the phone app began after that echo was stored, with nothing sent
+   * since but the agent's (any other row of `wamids`, a status's placeholder
+   * or an earlier try's, lifts nothing). What
    * the pause left unanswered waits for a turn again (the sweeper arms its flush).
    * The contacts handed back.
    */
@@ -595,10 +597,15 @@ export class ContactStore {
       `WITH locked AS MATERIALIZED (
          SELECT c.id FROM contacts c WHERE c.id = ANY($1::uuid[])
            AND c.handoff_by = 'auto' AND c.handoff_until > now() AND c.handoff_reason = $2
+           -- The pause began once the echo was stored (not one running before it)…
+           AND c.handoff_since >= (SELECT min(e.received_at) FROM messages e
+                                   WHERE e.contact_id = c.id AND e.wamid = ANY($4::text[]))
+           -- …and since then nothing but the agent's was sent to the customer.
            AND NOT EXISTS (
              SELECT 1 FROM messages p WHERE p.contact_id = c.id AND p.direction = 'outbound'
                AND p.sent_by <> 'agent' AND p.wamid <> ALL($4::text[])
-               AND p.received_at >= c.handoff_since - interval '1 second')
+               AND p.received_at >= (SELECT min(e.received_at) FROM messages e
+                                     WHERE e.contact_id = c.id AND e.wamid = ANY($4::text[])))
          ORDER BY ${contactOrder('c')} FOR NO KEY UPDATE OF c
        ), resumed AS (
          UPDATE contacts c SET handoff_until = NULL, handoff_by = 'auto',

@@ -303,9 +303,11 @@ export class MessagesService {
     // This service's own send may have been recorded over an echo meanwhile
     // (its record lifts pauses it finds; this one may have come after it looked):
     // each side looks again once it has written, so one of them sees the other.
+    // (Every echo not the phone app's now, whatever the first look said: a redelivery
+    // after a failed look still lifts; a lift needs a phone-app pause begun after it.)
     const after = await phoneApp();
     await this.liftEchoPauses(
-      pausing
+      echoes
         .filter((echo) => !after.has(echo.wamid))
         .map((echo) => ({ wamid: echo.wamid, contact_id: echo.contactId })),
     );

@@ -135,6 +135,12 @@ function bareIdentity(identity: Identity): IdentityRow {
   };
 }
 
+/** Whether the platform wrote a whole number (as a number or as text). */
+function isWholeNumber(value: unknown): boolean {
+  const n = typeof value === 'number' || typeof value === 'string' ? Number(value) : NaN;
+  return value !== '' && Number.isSafeInteger(n) && n >= 0;
+}
+
 /** A whole number the platform may write as a number or as text; 0 when it is neither. */
 function wholeNumber(value: unknown): number {
   const n = typeof value === 'number' || typeof value === 'string' ? Number(value) : NaN;
@@ -658,7 +664,7 @@ export class InboundService implements DeliveryHandler {
       );
       const meta = chunk?.metadata ?? {};
       try {
-        if (meta.phase === undefined || meta.chunk_order === undefined) {
+        if (!isWholeNumber(meta.phase) || !isWholeNumber(meta.chunk_order)) {
           // A chunk that names no place cannot be told from another: its messages are
           // stored (once each, by wamid), and no chunk is recorded.
           this.logger.warn({ instanceId: instance.id }, 'a history chunk without its order');

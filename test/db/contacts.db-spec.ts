@@ -764,6 +764,30 @@ describe('ContactStore', () => {
       // No person stepped in: the handoff history keeps no trace of the mistaken pause.
       expect(await store.handoffHistory(raced, 5)).toEqual([]);
       expect(await store.handoffHistory(answered, 5)).toHaveLength(1);
+
+      // A status's placeholder stored before the owner's real echo, completed by a
+      // campaign's record later, lifts nothing: the owner wrote after it.
+      const owner = await newContact(instanceId, { waId: '5511900000092' });
+      await messages.applyStatuses(instanceId, [
+        {
+          wamid: 'wamid.lift-placeholder',
+          recipient: '5511900000092',
+          status: 'delivered',
+          errors: null,
+        },
+      ]);
+      await echo('5511900000092', 'wamid.lift-owner');
+      await store.pauseForPeople(
+        [{ instanceId, address: '5511900000092', byNumber: true, phoneApp: true }],
+        600,
+        60,
+      );
+      const placeholder = await ours('5511900000092', 'wamid.lift-placeholder');
+      expect(placeholder.completed).toEqual([
+        { wamid: 'wamid.lift-placeholder', contact_id: owner },
+      ]);
+      expect(await store.liftEchoPauses([owner], ['wamid.lift-placeholder'], [])).toEqual([]);
+      expect((await contact(owner))!.handoff_until!.getTime()).toBeGreaterThan(Date.now());
       expect((await contact(answered))!.handoff_until!.getTime()).toBeGreaterThan(Date.now());
     });
   });

@@ -1347,10 +1347,14 @@ describe('MessagesService.storeEchoes (with its stores)', () => {
       `SELECT sent_by FROM messages WHERE wamid = 'wamid.echo-race'`,
     );
     expect(row.sent_by).toBe('agent');
-    const [contact] = await context.db.query<{ handoff_until: Date | null }>(
-      'SELECT handoff_until FROM contacts WHERE id = $1',
-      [contactId],
-    );
-    expect(contact.handoff_until).toBeNull();
+    // Paused by the echo, then lifted: not never paused.
+    const [contact] = await context.db.query<{
+      handoff_until: Date | null;
+      handoff_reason: string | null;
+    }>('SELECT handoff_until, handoff_reason FROM contacts WHERE id = $1', [contactId]);
+    expect(contact).toEqual({
+      handoff_until: null,
+      handoff_reason: "an echo of this service's own send",
+    });
   });
 });

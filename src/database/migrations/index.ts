@@ -43,8 +43,8 @@ import { PhoneNameTime1795707994000 } from './1795707994000-phone-name-time.js';
 import { ImportedHistoryLive1795708065124 } from './1795708065124-imported-history-live.js';
 import { ContactActivity1795708304631 } from './1795708304631-contact-activity.js';
 import { ContactActivityTrigger1795708314826 } from './1795708314826-contact-activity-trigger.js';
-import { MergeKeepsPreferences1795711013407 } from './1795711013407-merge-keeps-preferences.js';
 import { ContactActivityBackfill1795711029055 } from './1795711029055-contact-activity-backfill.js';
+import { MergeKeepsPreferences1795712788765 } from './1795712788765-merge-keeps-preferences.js';
 
 /**
  * Every migration, oldest first (`npm run sql:migration` appends the ones it writes).
@@ -97,6 +97,6 @@ export const MIGRATIONS = [
   ImportedHistoryLive1795708065124,
   ContactActivity1795708304631,
   ContactActivityTrigger1795708314826,
-  MergeKeepsPreferences1795711013407,
   ContactActivityBackfill1795711029055,
+  MergeKeepsPreferences1795712788765,
 ];
