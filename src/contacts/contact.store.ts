@@ -26,6 +26,16 @@ const STATE_CONDITION: Record<ContactState, string> = {
 /** A running pause a client, an admin or a person started: a send keeps it theirs (contact `c`). */
 const HELD_BY_PEOPLE = `(c.handoff_until > now() AND c.handoff_by IN ('api', 'admin', 'person'))`;
 
+/**
+ * An inbound message `m` that no turn took and that waits no more, which a
+ * hand-back gives the agent again: not a system message, not imported
+ * history, not a stop or start word (the upper-cased words of `words`).
+ */
+const AGENT_MAY_TAKE_AGAIN = (m: string, words: string): string =>
+  `${m}.direction = 'inbound' AND ${m}.turn_id IS NULL AND NOT ${m}.awaiting_turn
+   AND ${m}.type <> 'system' AND NOT ${m}.imported
+   AND NOT (${m}.type = 'text' AND upper(btrim(${m}.body->'text'->>'body')) = ANY(${words}::text[]))`;
+
 /** A send that pauses the agent for its contact: to whom, and the person who made it (if one did). */
 export interface PersonSend {
   instanceId: string;
@@ -492,12 +502,9 @@ export class ContactStore {
        ), pending AS (
          UPDATE messages m SET awaiting_turn = true
          FROM before
-         WHERE $3 AND m.contact_id = $1 AND m.direction = 'inbound' AND m.turn_id IS NULL
-           AND NOT m.awaiting_turn AND m.type <> 'system'
+         WHERE $3 AND m.contact_id = $1 AND ${AGENT_MAY_TAKE_AGAIN('m', '$4')}
            AND m.received_at >= COALESCE(before.handoff_since, now())
            AND before.opted_out_at IS NULL
-           -- Stop and start words are never questions for the agent.
-           AND NOT (m.type = 'text' AND upper(btrim(m.body->'text'->>'body')) = ANY($4::text[]))
          RETURNING m.id
        )
        SELECT resumed.*, (SELECT count(*)::int FROM pending) AS pending FROM resumed`,
@@ -620,14 +627,12 @@ export class ContactStore {
          -- Unanswered: no turn took it and nobody has written to the customer since.
          UPDATE messages m SET awaiting_turn = true
          FROM resumed
-         WHERE m.contact_id = resumed.id AND m.direction = 'inbound' AND m.turn_id IS NULL
-           AND NOT m.awaiting_turn AND m.type <> 'system' AND NOT m.imported
+         WHERE m.contact_id = resumed.id AND ${AGENT_MAY_TAKE_AGAIN('m', '$3')}
            AND resumed.opted_out_at IS NULL
            AND m.received_at > COALESCE((
              SELECT max(o.received_at) FROM messages o
              WHERE o.contact_id = resumed.id AND o.direction = 'outbound'
                AND o.wamid <> ALL($4::text[])), '-infinity')
-           AND NOT (m.type = 'text' AND upper(btrim(m.body->'text'->>'body')) = ANY($3::text[]))
        )
        SELECT id FROM resumed`,
       [contactIds, PHONE_APP_REASON, notForTheAgent, wamids],

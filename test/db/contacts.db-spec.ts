@@ -640,6 +640,28 @@ describe('ContactStore', () => {
   });
 
   describe('endHandoff', () => {
+    it('gives the agent what came during the pause, never history imported meanwhile', async () => {
+      const instanceId = await insertInstance(context.db);
+      const id = await newContact(instanceId, { waId: '5511900000095' });
+      await store.startHandoff(id, FUTURE, 'a person', 'api');
+      const live = await insertMessage(instanceId, id);
+      await new MessageStore(context.source).insertImported(instanceId, [
+        {
+          wamid: 'wamid.pause-imported',
+          direction: 'inbound',
+          contact: '5511900000095',
+          contactId: id,
+          type: 'text',
+          body: { text: { body: 'months ago' } },
+          status: 'received',
+          sentAt: new Date('2026-05-01T00:00:00Z'),
+        },
+      ]);
+      const { pending } = await store.endHandoff(id, 'api', true, []);
+      expect(pending).toBe(1);
+      expect(await awaiting([live])).toEqual({ [live]: true });
+    });
+
     async function pausedWithMessages(waId: string) {
       const instanceId = await insertInstance(context.db);
       const id = await newContact(instanceId, { waId });
