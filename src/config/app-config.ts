@@ -627,6 +627,11 @@ export class AppConfig {
     return this.NODE_ENV === 'production';
   }
 
+  /** The stop and start words, upper-cased: never questions for the agent. */
+  get notForTheAgent(): string[] {
+    return [...this.OPT_OUT_WORDS, ...this.OPT_IN_WORDS].map((word) => word.trim().toUpperCase());
+  }
+
   get runsHttpApi(): boolean {
     return this.APP_ROLE !== 'worker';
   }

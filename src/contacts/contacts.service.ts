@@ -96,9 +96,7 @@ export class ContactsService {
       contact.id,
       by,
       dto.include_pending ?? false,
-      [...this.config.OPT_OUT_WORDS, ...this.config.OPT_IN_WORDS].map((w) =>
-        w.trim().toUpperCase(),
-      ),
+      this.config.notForTheAgent,
       person,
     );
     if (!resumed) throw contactNotFound(key);

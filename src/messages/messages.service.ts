@@ -320,9 +320,7 @@ export class MessagesService {
     await this.contacts.liftEchoPauses(
       [...new Set(rows.map((row) => row.contact_id))],
       rows.map((row) => row.wamid),
-      [...this.config.OPT_OUT_WORDS, ...this.config.OPT_IN_WORDS].map((w) =>
-        w.trim().toUpperCase(),
-      ),
+      this.config.notForTheAgent,
     );
   }
 

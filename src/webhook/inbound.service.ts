@@ -135,16 +135,10 @@ function bareIdentity(identity: Identity): IdentityRow {
   };
 }
 
-/** Whether the platform wrote a whole number (as a number or as text). */
-function isWholeNumber(value: unknown): boolean {
+/** A whole number the platform may write as a number or as text; null when it is neither. */
+function wholeNumber(value: unknown): number | null {
   const n = typeof value === 'number' || typeof value === 'string' ? Number(value) : NaN;
-  return value !== '' && Number.isSafeInteger(n) && n >= 0;
-}
-
-/** A whole number the platform may write as a number or as text; 0 when it is neither. */
-function wholeNumber(value: unknown): number {
-  const n = typeof value === 'number' || typeof value === 'string' ? Number(value) : NaN;
-  return Number.isSafeInteger(n) && n >= 0 ? n : 0;
+  return value !== '' && Number.isSafeInteger(n) && n >= 0 ? n : null;
 }
 
 /** A history message's status as the reference writes it (any case), as a stored status. */
@@ -638,11 +632,12 @@ export class InboundService implements DeliveryHandler {
       );
       const business =
         digits(value.metadata?.display_phone_number) ?? digits(instance.display_phone_number);
-      const rows = threads.flatMap(({ identity, messages }) =>
-        messages.flatMap((message) => {
+      const rows = threads.flatMap(({ identity, messages }) => {
+        const contactId = contactIds.get(identityKey(identity));
+        if (!contactId) return [];
+        return messages.flatMap((message) => {
           const wamid = fitText(message?.id, 256);
-          const contactId = contactIds.get(identityKey(identity));
-          if (!wamid || !contactId) return [];
+          if (!wamid) return [];
           // The customer's messages come from the thread's customer; the business's from its own number.
           const from = digits(message.from);
           const inbound = identity.waId
@@ -660,11 +655,13 @@ export class InboundService implements DeliveryHandler {
               sentAt: messageTime(message.timestamp, now),
             },
           ];
-        }),
-      );
+        });
+      });
       const meta = chunk?.metadata ?? {};
+      const phase = wholeNumber(meta.phase);
+      const chunkOrder = wholeNumber(meta.chunk_order);
       try {
-        if (!isWholeNumber(meta.phase) || !isWholeNumber(meta.chunk_order)) {
+        if (phase === null || chunkOrder === null) {
           // A chunk that names no place cannot be told from another: its messages are
           // stored (once each, by wamid), and no chunk is recorded.
           this.logger.warn({ instanceId: instance.id }, 'a history chunk without its order');
@@ -673,12 +670,7 @@ export class InboundService implements DeliveryHandler {
         }
         await this.history.importChunk(
           instance.id,
-          {
-            phase: wholeNumber(meta.phase),
-            chunkOrder: wholeNumber(meta.chunk_order),
-            progress: wholeNumber(meta.progress),
-            messages: rows.length,
-          },
+          { phase, chunkOrder, progress: wholeNumber(meta.progress) ?? 0, messages: rows.length },
           (manager) => this.messages.insertImported(instance.id, rows, manager),
         );
       } catch (error) {
