@@ -216,6 +216,9 @@ describe('business-scoped user ids: customers known by number, by user id, or bo
         },
       ],
     });
+    // The change is applied before the user writes under the new id (deliveries taken
+    // concurrently could otherwise store that message first, under a contact of its own).
+    await waitFor(async () => (await contactsWith(newId)).length === 1);
     await simulateMessage(target, { userId: newId, name: 'Eva' }, 'after the change');
     await waitFor(() => agent.calls.length === 2);
 
